@@ -1,0 +1,104 @@
+#ifndef RB_CLI_H
+#define RB_CLI_H
+
+/* Shared by the subcommands: option tables, connecting, exit codes,
+ * messages. Only cli/ prints, reads the environment, or exits. */
+
+#include <stdio.h>
+
+#include <argtable2.h>
+
+#include "rbarrier.h"
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define CLI_PRINTF(f, a)
+#endif
+
+enum cli_exit {
+    CLI_EXIT_OK = 0,
+    CLI_EXIT_REDIS = 1,
+    CLI_EXIT_USAGE = 2,
+    CLI_EXIT_BROKEN = 3,
+    CLI_EXIT_UNREACHABLE = 4,
+    CLI_EXIT_TIMEOUT = 124
+};
+
+typedef struct cli_cmd {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+} cli_cmd;
+
+int cmd_wait(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+int cmd_reset(int argc, char **argv);
+int cmd_sync(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+int cmd_get(int argc, char **argv);
+int cmd_set(int argc, char **argv);
+int cmd_worker(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+
+/* Options every subcommand takes. */
+typedef struct cli_common {
+    struct arg_lit *help;
+    struct arg_str *url;
+    struct arg_str *prefix;
+    struct arg_lit *json;
+} cli_common;
+
+void cli_common_init(cli_common *c);
+
+/* Parse argv against table (NULL-checked). Returns -1 to go on, or the exit
+ * code to return now: 0 after --help, 2 after a usage error (one line per
+ * error, on stderr). */
+int cli_parse(int argc, char **argv, void **table, struct arg_end *end,
+              const cli_common *common, const char *cmd,
+              const char *description);
+
+/* Print "rbarrier: <msg>" on stderr and return code. */
+int cli_fail(int code, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/* Exit code for a library result (signal: the signal that cancelled). */
+int cli_exit_code(int rb_rc, int signal_number);
+
+/* Resolve the URL (--url, else $RBARRIER_URL, else the default) and the
+ * password ($REDISCLI_AUTH when the URL has none); no I/O. */
+int cli_url(const cli_common *common, rb_url *url, rb_error *err);
+
+/* Make a connection handle whose calls a SIGINT/SIGTERM cancels. */
+int cli_open(const rb_url *url, rb_conn **out, rb_error *err);
+
+/* Route SIGINT/SIGTERM/SIGHUP to a self-pipe and ignore SIGPIPE. */
+int cli_install_signals(void);
+
+/* The signal that arrived (0: none) since cli_open installed handlers. */
+int cli_signal(void);
+
+/* Prefix from --prefix (validated) or "rb". */
+int cli_prefix(const cli_common *common, const char **out, rb_error *err);
+
+/* Print s as a JSON string literal. */
+void cli_json_str(FILE *f, const char *s);
+
+/* ---- option values (pure; unit-tested) ---- */
+
+/* A party count: decimal integer 1..RB_N_MAX. */
+int cli_parse_count(const char *text, const char *what, long *out,
+                    rb_error *err);
+/* Seconds, fractions allowed, >= 0 (or > 0 unless allow_zero). */
+int cli_parse_seconds(const char *text, const char *what, int allow_zero,
+                      double *out, rb_error *err);
+/* A whole number in [lo, hi]. */
+int cli_parse_long(const char *text, const char *what, long lo, long hi,
+                   long *out, rb_error *err);
+
+/* len-1 random hex digits (fresh names for demo runs). */
+void cli_random_hex(char *buf, size_t len);
+
+/* Default party id: hostname:pid. */
+void cli_default_id(char *buf, size_t len);
+
+#endif

@@ -1,0 +1,154 @@
+/* rbarrier status / reset: look at or break a barrier's open round. */
+#include "../lib/fmacros.h"
+
+#include <stdio.h>
+
+#include "cli.h"
+
+static int open_from(cli_common *common, struct arg_str *name,
+                     const char **prefix, rb_conn **conn)
+{
+    rb_error err;
+    rb_url url;
+
+    if (rb_check_name(name->sval[0], "barrier name", &err) != RB_OK ||
+        cli_prefix(common, prefix, &err) != RB_OK ||
+        cli_url(common, &url, &err) != RB_OK)
+        return cli_fail(CLI_EXIT_USAGE, "%s", err.msg);
+    if (cli_open(&url, conn, &err) != RB_OK)
+        return cli_fail(cli_exit_code(err.code, 0), "%s", err.msg);
+    return -1;
+}
+
+static void print_status(const char *name, const rb_status *st, int json)
+{
+    size_t i;
+
+    if (json) {
+        printf("{\"name\":");
+        cli_json_str(stdout, name);
+        printf(",\"gen\":%lld,\"n\":%ld,\"arrived\":%zu,\"members\":[",
+               st->gen, st->n, st->members_count);
+        for (i = 0; i < st->members_count; i++) {
+            printf("%s{\"id\":", i ? "," : "");
+            cli_json_str(stdout, st->members[i].id);
+            printf(",\"lease_left_ms\":%lld}", st->members[i].lease_left_ms);
+        }
+        printf("],\"last_outcome\":");
+        if (st->last_outcome[0])
+            cli_json_str(stdout, st->last_outcome);
+        else
+            printf("null");
+        printf("}\n");
+        return;
+    }
+    if (st->gen == 0) {
+        printf("%s: no such barrier (never used, or expired)\n", name);
+        return;
+    }
+    printf("name          %s\n", name);
+    printf("generation    %lld\n", st->gen);
+    if (st->members_count)
+        printf("arrived       %zu/%ld\n", st->members_count, st->n);
+    else
+        printf("arrived       0 (idle)\n");
+    for (i = 0; i < st->members_count; i++) {
+        long long left = st->members[i].lease_left_ms;
+
+        if (left >= 0)
+            printf("  %-30s lease left %lld.%03llds\n", st->members[i].id,
+                   left / 1000, left % 1000);
+        else
+            printf("  %-30s lease EXPIRED %lld.%03llds ago\n",
+                   st->members[i].id, -left / 1000, -left % 1000);
+    }
+    printf("last outcome  %s\n",
+           st->last_outcome[0] ? st->last_outcome : "(none kept)");
+}
+
+int cmd_status(int argc, char **argv)
+{
+    cli_common common;
+    struct arg_str *name;
+    struct arg_end *end;
+    void *table[6];
+    rb_conn *conn = NULL;
+    rb_status st = { 0, 0, "", 0, NULL };
+    rb_error err;
+    const char *prefix = "rb";
+    int code, rc;
+
+    cli_common_init(&common);
+    name = arg_str1(NULL, "name", "NAME", "barrier name");
+    end = arg_end(10);
+    table[0] = name; table[1] = common.url; table[2] = common.prefix;
+    table[3] = common.json; table[4] = common.help; table[5] = end;
+    code = cli_parse(argc, argv, table, end, &common, argv[0],
+                     "Show a barrier's open generation, its party count, who "
+                     "has arrived with\nthe lease each has left, and the last "
+                     "round's outcome. Read-only.");
+    if (code >= 0)
+        goto out;
+    code = open_from(&common, name, &prefix, &conn);
+    if (code >= 0)
+        goto out;
+    rc = rb_barrier_status(conn, prefix, name->sval[0], &st, &err);
+    code = cli_exit_code(rc, cli_signal());
+    if (rc != RB_OK)
+        cli_fail(code, "%s", err.msg);
+    else
+        print_status(name->sval[0], &st, common.json->count > 0);
+out:
+    rb_status_clear(&st);
+    rb_conn_free(conn);
+    arg_freetable(table, sizeof(table) / sizeof(table[0]));
+    return code;
+}
+
+int cmd_reset(int argc, char **argv)
+{
+    cli_common common;
+    struct arg_str *name;
+    struct arg_end *end;
+    void *table[6];
+    rb_conn *conn = NULL;
+    rb_error err;
+    const char *prefix = "rb";
+    long long gen = 0;
+    long members = 0;
+    int code, rc;
+
+    cli_common_init(&common);
+    name = arg_str1(NULL, "name", "NAME", "barrier name");
+    end = arg_end(10);
+    table[0] = name; table[1] = common.url; table[2] = common.prefix;
+    table[3] = common.json; table[4] = common.help; table[5] = end;
+    code = cli_parse(argc, argv, table, end, &common, argv[0],
+                     "Break the barrier's open round with 'broken reset' "
+                     "(its waiters exit 3)\nand forget its party count, so "
+                     "the next round may use any --n.");
+    if (code >= 0)
+        goto out;
+    code = open_from(&common, name, &prefix, &conn);
+    if (code >= 0)
+        goto out;
+    rc = rb_barrier_reset(conn, prefix, name->sval[0], 0, &gen, &members,
+                          &err);
+    code = cli_exit_code(rc, cli_signal());
+    if (rc != RB_OK) {
+        cli_fail(code, "%s", err.msg);
+    } else if (common.json->count) {
+        printf("{\"name\":");
+        cli_json_str(stdout, name->sval[0]);
+        printf(",\"broken_gen\":%lld,\"members\":%ld}\n", gen, members);
+    } else if (gen == 0) {
+        printf("%s: no such barrier; nothing to reset\n", name->sval[0]);
+    } else {
+        printf("%s: round %lld broken (%ld arrived)\n", name->sval[0], gen,
+               members);
+    }
+out:
+    rb_conn_free(conn);
+    arg_freetable(table, sizeof(table) / sizeof(table[0]));
+    return code;
+}

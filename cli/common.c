@@ -1,0 +1,187 @@
+#include "../lib/fmacros.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define DEFAULT_URL "redis://127.0.0.1:6379/0"
+
+static const char exit_codes_text[] =
+    "exit status:\n"
+    "  0    done (wait: the round passed)\n"
+    "  1    Redis answered with an error, or barrier state was lost\n"
+    "  2    bad usage or bad input; nothing was written\n"
+    "  3    the round was broken (timeout, dead or interrupted party, "
+    "reset);\n"
+    "       the reason is on stderr\n"
+    "  4    Redis could not be reached before the deadline\n"
+    "  124  this party's own --timeout expired\n"
+    "  128+N  interrupted by signal N (the round is broken for the others)\n";
+
+void cli_common_init(cli_common *c)
+{
+    c->help = arg_lit0("h", "help", "print this help and exit");
+    c->url = arg_str0(NULL, "url", "URL",
+                      "redis://[user[:pass]@]host[:port][/db] or "
+                      "unix:///path[?db=N] (default $RBARRIER_URL, else "
+                      DEFAULT_URL "; password also from $REDISCLI_AUTH)");
+    c->prefix = arg_str0(NULL, "prefix", "P", "key prefix (default rb)");
+    c->json = arg_lit0(NULL, "json", "print the outcome as one JSON object");
+}
+
+int cli_fail(int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    fputs("rbarrier: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return code;
+}
+
+int cli_parse(int argc, char **argv, void **table, struct arg_end *end,
+              const cli_common *common, const char *cmd,
+              const char *description)
+{
+    int nerrors;
+
+    if (arg_nullcheck(table) != 0)
+        return cli_fail(CLI_EXIT_REDIS, "out of memory");
+    nerrors = arg_parse(argc, argv, table);
+    if (common->help->count > 0) {
+        printf("usage: rbarrier %s", cmd);
+        arg_print_syntax(stdout, table, "\n\n");
+        printf("%s\n\noptions:\n", description);
+        arg_print_glossary(stdout, table, "  %-24s %s\n");
+        printf("\n%s", exit_codes_text);
+        return CLI_EXIT_OK;
+    }
+    if (nerrors > 0) {
+        char prog[64];
+
+        snprintf(prog, sizeof(prog), "rbarrier %s", cmd);
+        /* argtable prints "prog: message" lines; keep the house format. */
+        arg_print_errors(stderr, end, "rbarrier");
+        return CLI_EXIT_USAGE;
+    }
+    return -1;
+}
+
+int cli_exit_code(int rc, int signal_number)
+{
+    switch (rc) {
+    case RB_OK: return CLI_EXIT_OK;
+    case RB_EINVAL: return CLI_EXIT_USAGE;
+    case RB_EBROKEN: return CLI_EXIT_BROKEN;
+    case RB_EUNREACHABLE: return CLI_EXIT_UNREACHABLE;
+    case RB_ETIMEOUT: return CLI_EXIT_TIMEOUT;
+    case RB_ECANCELED: return 128 + (signal_number ? signal_number : SIGINT);
+    default: return CLI_EXIT_REDIS;
+    }
+}
+
+int cli_url(const cli_common *common, rb_url *url, rb_error *err)
+{
+    const char *text = common->url->count ? common->url->sval[0]
+                                          : getenv("RBARRIER_URL");
+    const char *auth = getenv("REDISCLI_AUTH");
+    int rc;
+
+    if (text == NULL || text[0] == '\0')
+        text = DEFAULT_URL;
+    rc = rb_url_parse(url, text, err);
+    if (rc == RB_OK && !url->has_password && auth && auth[0]) {
+        snprintf(url->password, sizeof(url->password), "%s", auth);
+        url->has_password = 1;
+    }
+    return rc;
+}
+
+int cli_prefix(const cli_common *common, const char **out, rb_error *err)
+{
+    *out = common->prefix->count ? common->prefix->sval[0] : "rb";
+    return rb_check_name(*out, "prefix", err);
+}
+
+/* Self-pipe: the handler only records the signal and writes one byte; the
+ * library's poll sees the byte and breaks the round cleanly. */
+static int signal_pipe[2] = { -1, -1 };
+static volatile sig_atomic_t caught_signal;
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    char byte = (char)sig;
+
+    if (caught_signal == 0)
+        caught_signal = sig;
+    if (write(signal_pipe[1], &byte, 1) < 0) {
+        /* Nothing to do: the pipe already holds a byte. */
+    }
+    errno = saved;
+}
+
+int cli_signal(void)
+{
+    return (int)caught_signal;
+}
+
+int cli_install_signals(void)
+{
+    struct sigaction sa;
+
+    if (signal_pipe[0] >= 0)
+        return 0;
+    if (pipe(signal_pipe) != 0)
+        return -1;
+    fcntl(signal_pipe[0], F_SETFD, FD_CLOEXEC);
+    fcntl(signal_pipe[1], F_SETFD, FD_CLOEXEC);
+    fcntl(signal_pipe[1], F_SETFL, O_NONBLOCK);
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    /* A write to a socket the server closed must be an error we handle,
+     * not a silent death. */
+    signal(SIGPIPE, SIG_IGN);
+    return 0;
+}
+
+int cli_open(const rb_url *url, rb_conn **out, rb_error *err)
+{
+    rb_conn_opts opts = RB_CONN_OPTS_INIT;
+
+    if (cli_install_signals() != 0) {
+        err->code = RB_ENOMEM;
+        snprintf(err->msg, sizeof(err->msg), "pipe: %s", strerror(errno));
+        return RB_ENOMEM;
+    }
+    opts.cancel_fd = signal_pipe[0];
+    return rb_conn_new(out, url, &opts, err);
+}
+
+void cli_json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
+    }
+    fputc('"', f);
+}

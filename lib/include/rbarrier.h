@@ -1,0 +1,210 @@
+#ifndef RBARRIER_H
+#define RBARRIER_H
+
+/*
+ * rbarrier: barriers and shared counters for jobs on many machines, kept in
+ * Redis. All state is changed by Lua scripts and INCR-family commands only,
+ * so a process that dies never leaves half an update behind.
+ *
+ * Errors: every call returns 0 (RB_OK) or a negative rb_code, and fills the
+ * caller's rb_error with the same code and a one-line message. Nothing here
+ * prints, exits, or reads the environment.
+ */
+
+#include <stddef.h>
+
+#define RB_VERSION "0.3.0"
+
+typedef enum rb_code {
+    RB_OK = 0,
+    RB_EREDIS = -1,       /* Redis answered with an error */
+    RB_EINVAL = -2,       /* bad input; nothing was written */
+    RB_EBROKEN = -3,      /* the round was broken; message says why */
+    RB_EUNREACHABLE = -4, /* Redis could not be reached before the deadline */
+    RB_ETIMEOUT = -5,     /* this party's own timeout expired */
+    RB_ECANCELED = -6,    /* the caller's cancel fd became readable */
+    RB_ELOST = -7,        /* barrier state lost (Redis restarted empty) */
+    RB_ENOMEM = -8,
+    RB_EPROTO = -9        /* a reply of a shape the protocol never sends */
+} rb_code;
+
+typedef struct rb_error {
+    int code;             /* an rb_code */
+    char msg[512];        /* one line, no trailing newline */
+} rb_error;
+
+/* ---- checks on user input (pure, no I/O) ------------------------------ */
+
+#define RB_NAME_MAX 200
+
+/* Check a barrier or parameter name: 1..RB_NAME_MAX bytes, none of them a
+ * brace (the key's cluster hash tag is the name), whitespace or a control
+ * byte. `what` names the thing in the message ("name", "param").
+ * @return RB_OK or RB_EINVAL */
+int rb_check_name(const char *name, const char *what, rb_error *err);
+
+/* Check a party or worker id: as rb_check_name, and no comma (ids are
+ * listed comma-separated in outcomes). */
+int rb_check_id(const char *id, const char *what, rb_error *err);
+
+/* ---- URLs --------------------------------------------------------------- */
+
+typedef struct rb_url {
+    int is_unix;          /* 1: path is set; 0: host and port are */
+    char host[256];
+    int port;
+    char path[108];       /* sun_path size */
+    int db;
+    char user[128];       /* "" when absent */
+    char password[256];   /* "" when absent */
+    int has_password;
+} rb_url;
+
+/* Parse redis://[user[:password]@]host[:port][/db] or
+ * unix:///path/redis.sock[?db=N]. Percent-escapes in user and password are
+ * decoded. @return RB_OK or RB_EINVAL */
+int rb_url_parse(rb_url *out, const char *text, rb_error *err);
+
+/* ---- connections -------------------------------------------------------- */
+
+typedef struct rb_conn rb_conn;
+
+typedef struct rb_conn_opts {
+    int connect_timeout_ms;  /* per connect attempt; 0: 2000 */
+    int command_timeout_ms;  /* reply wait beyond a blocking slice; 0: 5000 */
+    const char *password;    /* overrides the URL's password; NULL: URL's */
+    int cancel_fd;           /* -1, or an fd whose readability cancels any
+                                call in progress (a signal handler writes
+                                to a pipe) */
+} rb_conn_opts;
+
+#define RB_CONN_OPTS_INIT { 0, 0, NULL, -1 }
+
+/* Create a connection handle. Connecting is lazy and retried: every call
+ * (re)connects as needed, with capped exponential backoff, until its own
+ * deadline. The handle copies `url` and `opts`.
+ * @param[out] out  freed with rb_conn_free */
+int rb_conn_new(rb_conn **out, const rb_url *url, const rb_conn_opts *opts,
+                rb_error *err);
+
+/* Connect now, retrying until `deadline_ms` (0: one attempt).
+ * @return RB_OK, RB_EUNREACHABLE, RB_EREDIS (AUTH or SELECT refused),
+ *         RB_ECANCELED */
+int rb_conn_connect(rb_conn *c, long long deadline_ms, rb_error *err);
+
+/* Free the handle and close its connection. Takes NULL. */
+void rb_conn_free(rb_conn *c);
+
+/* Monotonic clock in milliseconds; deadlines are on this clock. */
+long long rb_now_ms(void);
+
+/* ---- barriers ----------------------------------------------------------- */
+
+typedef struct rb_progress {
+    long long gen;
+    long count;           /* parties in the round at the last look */
+    long n;
+    long long waited_ms;
+} rb_progress;
+
+typedef void (*rb_progress_fn)(const rb_progress *p, void *payload);
+
+typedef struct rb_wait_opts {
+    const char *prefix;   /* key prefix; NULL: "rb" */
+    const char *name;     /* barrier name (rb_check_name) */
+    long n;               /* parties per round, 1..RB_N_MAX */
+    const char *id;       /* this party's id (rb_check_id) */
+    double timeout_s;     /* <= 0: no timeout */
+    double lease_s;       /* 0: 10 */
+    long ttl_s;           /* 0: 86400 */
+    rb_progress_fn progress;  /* called after each wait slice; may be NULL */
+    void *payload;
+} rb_wait_opts;
+
+#define RB_N_MAX 100000
+#define RB_WAIT_OPTS_INIT { NULL, NULL, 0, NULL, 0, 0, 0, NULL, NULL }
+
+typedef struct rb_wait_result {
+    long long gen;        /* the round this party was in */
+    long count;           /* parties counted when this party arrived */
+    long n;
+    int completed;        /* 1 if this party's arrival completed the round */
+} rb_wait_result;
+
+/* Arrive at the barrier and block until the round ends.
+ * @param[out] out  may be NULL
+ * @return RB_OK (the round passed), RB_EBROKEN (msg is the reason),
+ *         RB_ETIMEOUT (this party's timeout; the round was broken for the
+ *         others), RB_ECANCELED (likewise, on the cancel fd), RB_EINVAL
+ *         (bad options, or the open round has another n: nothing written),
+ *         RB_ELOST, RB_EUNREACHABLE, RB_EREDIS */
+int rb_barrier_wait(rb_conn *c, const rb_wait_opts *opts, rb_wait_result *out,
+                    rb_error *err);
+
+typedef struct rb_member {
+    char id[RB_NAME_MAX + 1];
+    long long lease_left_ms;  /* negative once expired */
+} rb_member;
+
+typedef struct rb_status {
+    long long gen;        /* open generation; 0: never used (or expired) */
+    long n;               /* 0 when nobody is in the open round */
+    char last_outcome[512];   /* "" when none is kept */
+    size_t members_count;
+    rb_member *members;   /* owned; freed by rb_status_clear */
+} rb_status;
+
+/* Read a barrier's state in one consistent snapshot.
+ * @param[out] out  release with rb_status_clear */
+int rb_barrier_status(rb_conn *c, const char *prefix, const char *name,
+                      rb_status *out, rb_error *err);
+void rb_status_clear(rb_status *st);
+
+/* Break the open round with "broken reset" and forget its n.
+ * @param[out] broken_gen  the generation broken (0: barrier unknown) */
+int rb_barrier_reset(rb_conn *c, const char *prefix, const char *name,
+                     long ttl_s, long long *broken_gen, long *members,
+                     rb_error *err);
+
+/* ---- parameters (the seed's global and local values) -------------------- */
+
+/* Check a decimal number for train --by / set --value: an optional '-',
+ * digits, at most one '.', at most 40 bytes. *is_float is set to 1 when it
+ * has a fraction part. @return RB_OK or RB_EINVAL */
+int rb_check_number(const char *text, const char *what, int *is_float,
+                    rb_error *err);
+
+/* local copy := global; the copied value goes to out (NUL-terminated). */
+int rb_param_sync(rb_conn *c, const char *prefix, const char *param,
+                  const char *worker, long ttl_s, char *out, size_t outlen,
+                  rb_error *err);
+
+/* global += by, exactly once even when retried after a lost reply; returns
+ * the local copy as read and the global value after the increment. */
+int rb_param_train(rb_conn *c, const char *prefix, const char *param,
+                   const char *worker, const char *by, long ttl_s,
+                   char *local_out, char *global_out, size_t outlen,
+                   rb_error *err);
+
+/* The global value ("0" when never set). */
+int rb_param_get(rb_conn *c, const char *prefix, const char *param,
+                 char *out, size_t outlen, rb_error *err);
+int rb_param_set(rb_conn *c, const char *prefix, const char *param,
+                 const char *value, long ttl_s, rb_error *err);
+
+/* ---- fault injection (test builds only) --------------------------------- */
+
+/* Points where a test build can cut the connection to prove the retry
+ * paths. Compiled to no-ops unless built with -DRB_FAULT_INJECTION. */
+typedef enum rb_fault_point {
+    RB_FAULT_NONE = 0,
+    RB_FAULT_ARRIVE_REPLY, /* drop the connection after arrive ran, before
+                              its reply is read */
+    RB_FAULT_TRAIN_REPLY   /* the same for train */
+} rb_fault_point;
+
+/* Arm `point` to fire `times` times. Returns RB_EINVAL in builds without
+ * fault injection. */
+int rb_fault_arm(rb_fault_point point, int times, rb_error *err);
+
+#endif

@@ -1,0 +1,96 @@
+/*
+ * Input checks, pure so they can be unit-tested and run before any
+ * connection exists: bad input must never reach Redis.
+ */
+#include "fmacros.h"
+
+#include <string.h>
+
+#include "rb_internal.h"
+
+static int check_word(const char *s, const char *what, int allow_comma,
+                      rb_error *err)
+{
+    size_t len, i;
+
+    if (s == NULL || s[0] == '\0')
+        return rb_error__set(err, RB_EINVAL, "%s must not be empty", what);
+    len = strlen(s);
+    if (len > RB_NAME_MAX)
+        return rb_error__set(err, RB_EINVAL,
+                             "%s is %zu bytes long; the limit is %d", what,
+                             len, RB_NAME_MAX);
+    for (i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)s[i];
+
+        if (ch == '{' || ch == '}')
+            return rb_error__set(err, RB_EINVAL,
+                                 "%s must not contain '%c' (it is the key's "
+                                 "hash tag)", what, ch);
+        if (ch <= ' ' || ch == 0x7f)
+            return rb_error__set(err, RB_EINVAL,
+                                 "%s must not contain whitespace or control "
+                                 "characters (byte 0x%02x at offset %zu)",
+                                 what, ch, i);
+        if (!allow_comma && ch == ',')
+            return rb_error__set(err, RB_EINVAL,
+                                 "%s must not contain ','", what);
+    }
+    return RB_OK;
+}
+
+int rb_check_name(const char *name, const char *what, rb_error *err)
+{
+    return check_word(name, what, 1, err);
+}
+
+int rb_check_id(const char *id, const char *what, rb_error *err)
+{
+    return check_word(id, what, 0, err);
+}
+
+int rb_check_number(const char *text, const char *what, int *is_float,
+                    rb_error *err)
+{
+    const char *p = text;
+    int digits = 0, dots = 0;
+
+    if (text == NULL || text[0] == '\0')
+        return rb_error__set(err, RB_EINVAL, "%s must not be empty", what);
+    if (strlen(text) > 40)
+        return rb_error__set(err, RB_EINVAL, "%s '%.40s...' is too long",
+                             what, text);
+    if (*p == '-')
+        p++;
+    for (; *p; p++) {
+        if (*p >= '0' && *p <= '9')
+            digits++;
+        else if (*p == '.' && dots == 0)
+            dots++;
+        else
+            return rb_error__set(err, RB_EINVAL,
+                                 "%s '%s' is not a decimal number", what,
+                                 text);
+    }
+    if (digits == 0)
+        return rb_error__set(err, RB_EINVAL,
+                             "%s '%s' is not a decimal number", what, text);
+    if (is_float)
+        *is_float = dots > 0;
+    return RB_OK;
+}
+
+int rb_key__build(char *buf, size_t len, const char *prefix,
+                  const char *name, const char *suffix, rb_error *err)
+{
+    size_t need = strlen(prefix) + strlen(name) + strlen(suffix) + 4;
+
+    if (need > len)
+        return rb_error__set(err, RB_EINVAL, "key for '%s' is too long", name);
+    strcpy(buf, prefix);
+    strcat(buf, ":{");
+    strcat(buf, name);
+    strcat(buf, "}");
+    strcat(buf, suffix);
+    return RB_OK;
+}

@@ -1,0 +1,64 @@
+#ifndef RB_INTERNAL_H
+#define RB_INTERNAL_H
+
+/* Private to lib/: shared by the modules, never installed. */
+
+#include <hiredis/hiredis.h>
+
+#include "include/rbarrier.h"
+
+#if defined(__GNUC__)
+#define RB_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define RB_PRINTF(f, a)
+#endif
+
+/* Fill err (may be NULL) and return code, so a failure site reads
+ * `return rb_error__set(err, RB_EINVAL, "...", ...);`. */
+int rb_error__set(rb_error *err, int code, const char *fmt, ...)
+    RB_PRINTF(3, 4);
+
+/* How one command is sent. */
+typedef struct rb_call {
+    int block_ms;         /* server-side blocking time the command may use */
+    long long deadline_ms;/* reconnect until then (rb_now_ms clock);
+                             0: one attempt when not yet connected, else
+                             the connection's retry window */
+    int cancellable;      /* return RB_ECANCELED when the cancel fd fires */
+    rb_fault_point fault; /* test builds: where this call may be cut */
+} rb_call;
+
+/* Send one command and read its reply, reconnecting and resending after a
+ * dropped connection (every command rbarrier sends is safe to repeat).
+ * A Redis error reply becomes RB_EREDIS with the server's text as message.
+ * @param[out] out  the reply, freed by the caller with freeReplyObject */
+int rb_conn__call(rb_conn *c, int argc, const char **argv,
+                  const size_t *lens, const rb_call *call, redisReply **out,
+                  rb_error *err);
+
+/* Count of successful connects so far: a change tells a waiter that its
+ * blocking wait was cut and the state must be looked at again. */
+unsigned long rb_conn__epoch(const rb_conn *c);
+
+/* Window for reconnecting after a drop when a call has no deadline. */
+void rb_conn__set_retry_window(rb_conn *c, int ms);
+
+/* Whether the server lacks BLMOVE (Redis < 6.2); learned on first use. */
+int rb_conn__no_blmove(const rb_conn *c);
+void rb_conn__set_no_blmove(rb_conn *c);
+
+/* 1 when the cancel fd is readable now. */
+int rb_conn__cancelled(const rb_conn *c);
+
+/* Fill buf with 2*bytes hex digits from /dev/urandom (or a time-and-pid
+ * mix when it is unavailable). */
+void rb_random_hex(char *buf, size_t bytes);
+
+/* Build "<prefix>:{<name>}<suffix>" into buf. @return RB_OK or RB_EINVAL */
+int rb_key__build(char *buf, size_t len, const char *prefix,
+                  const char *name, const char *suffix, rb_error *err);
+
+/* Test builds: whether `point` is armed, consuming one firing. */
+int rb_fault__fire(rb_fault_point point);
+
+#endif

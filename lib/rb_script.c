@@ -1,0 +1,49 @@
+/*
+ * Script registry: the protocol lives in lua/, and each call names a script
+ * by id. EVALSHA first, so a warm server never sees the source; EVAL once on
+ * NOSCRIPT, because a SCRIPT FLUSH or a restart must cost one round trip,
+ * not a failed wait.
+ */
+#include "fmacros.h"
+
+#include <string.h>
+
+#include "rb_script.h"
+
+#define RB_SCRIPT_ARGS_MAX 16
+
+int rb_script__run(rb_conn *c, rb_script_id id, const char *const *keys,
+                   const char *const *args, int nargs, const rb_call *call,
+                   redisReply **out, rb_error *err)
+{
+    const rb_script *s = &rb_scripts[id];
+    const char *argv[RB_SCRIPT_ARGS_MAX];
+    size_t lens[RB_SCRIPT_ARGS_MAX];
+    char numkeys[8];
+    int argc = 0, i, rc;
+
+    if (3 + s->numkeys + nargs > RB_SCRIPT_ARGS_MAX)
+        return rb_error__set(err, RB_EINVAL, "script %s: too many arguments",
+                             s->name);
+    numkeys[0] = (char)('0' + s->numkeys);
+    numkeys[1] = '\0';
+    argv[argc++] = "EVALSHA";
+    argv[argc++] = s->sha1;
+    argv[argc++] = numkeys;
+    for (i = 0; i < s->numkeys; i++)
+        argv[argc++] = keys[i];
+    for (i = 0; i < nargs; i++)
+        argv[argc++] = args[i];
+    for (i = 0; i < argc; i++)
+        lens[i] = strlen(argv[i]);
+
+    rc = rb_conn__call(c, argc, argv, lens, call, out, err);
+    if (rc != RB_EREDIS || strncmp(err->msg, "NOSCRIPT", 8) != 0)
+        return rc;
+
+    argv[0] = "EVAL";
+    lens[0] = 4;
+    argv[1] = s->source;
+    lens[1] = s->length;
+    return rb_conn__call(c, argc, argv, lens, call, out, err);
+}

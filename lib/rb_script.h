@@ -1,0 +1,42 @@
+#ifndef RB_SCRIPT_H
+#define RB_SCRIPT_H
+
+/* The Lua scripts of lua/, embedded at build time (tools/embed-lua.sh). */
+
+#include <stddef.h>
+
+#include "rb_internal.h"
+
+typedef struct rb_script {
+    const char *name;     /* file name without -<numkeys>.lua */
+    const char *source;
+    size_t length;
+    int numkeys;
+    const char *sha1;     /* hex, computed at build time */
+} rb_script;
+
+/* Indexes into rb_scripts[]: the generator emits the lua/ files in name order,
+ * and a unit test checks that these match. */
+typedef enum rb_script_id {
+    RB_SCRIPT_ABANDON = 0,
+    RB_SCRIPT_ARRIVE,
+    RB_SCRIPT_HEARTBEAT,
+    RB_SCRIPT_RESET,
+    RB_SCRIPT_SET,
+    RB_SCRIPT_STATUS,
+    RB_SCRIPT_SYNC,
+    RB_SCRIPT_TRAIN,
+    RB_SCRIPT__COUNT
+} rb_script_id;
+
+extern const rb_script rb_scripts[];
+extern const size_t rb_scripts_count;
+
+/* Run a script by EVALSHA; on NOSCRIPT (a flushed or restarted server)
+ * send it once by EVAL, which also caches it again. keys has the script's
+ * numkeys entries; args has nargs. */
+int rb_script__run(rb_conn *c, rb_script_id id, const char *const *keys,
+                   const char *const *args, int nargs, const rb_call *call,
+                   redisReply **out, rb_error *err);
+
+#endif

@@ -1,0 +1,15 @@
+-- sync: copy a parameter's global value into one worker's local copy.
+--
+-- Atomic so the copy is one instant's value of the global, never a torn
+-- read beside a concurrent train.
+--
+-- KEYS[1]  the global value, rb:{param:NAME}
+-- KEYS[2]  the worker's local copy, rb:{param:NAME}:local:<worker>
+--          (same {param:NAME} hash tag, same cluster slot)
+-- ARGV[1]  ttl in seconds (integer >= 1)
+--
+-- Returns the copied value as a string ('0' for a parameter never set).
+
+local value = redis.call('GET', KEYS[1]) or '0'
+redis.call('SET', KEYS[2], value, 'EX', tonumber(ARGV[1]))
+return value
