@@ -95,8 +95,13 @@ VALGRIND_TESTS ?= tests/integration/t_basic.sh tests/integration/t_badinput.sh
 demo: $(BUILD)/rbarrier
 	$(BUILD)/rbarrier demo
 
-bench: all
-	$(Q)bash bench/run.sh
+$(BUILD)/bench/rb_bench: bench/rb_bench.c $(BUILD)/librbarrier.a
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Wno-missing-prototypes -o $@ $< $(BUILD)/librbarrier.a $(LIBS) -lpthread $(LDFLAGS)
+
+bench: all $(BUILD)/bench/rb_bench
+	$(Q)RBARRIER=$(abspath $(BUILD)/rbarrier) RB_BENCH=$(abspath $(BUILD)/bench/rb_bench) \
+	    BUILD=$(abspath $(BUILD)) bash bench/run.sh
 
 lint-lua:
 	$(Q)for f in $(LUA); do luac5.1 -p $$f || exit 1; done
