@@ -51,10 +51,23 @@ int cli_parse(int argc, char **argv, void **table, struct arg_end *end,
               const cli_common *common, const char *cmd,
               const char *description)
 {
-    int nerrors;
+    int nerrors, i;
 
     if (arg_nullcheck(table) != 0)
         return cli_fail(CLI_EXIT_REDIS, "out of memory");
+    /* argtable reports `--name ""` as a missing argument with an empty
+     * option name; say what is wrong instead. */
+    for (i = 1; i < argc; i++) {
+        const char *eq = strchr(argv[i], '=');
+
+        if (strncmp(argv[i], "--", 2) != 0 || argv[i][2] == '\0')
+            continue;
+        if (eq && eq[1] == '\0')
+            return cli_fail(CLI_EXIT_USAGE, "%.*s must not be empty",
+                            (int)(eq - argv[i]), argv[i]);
+        if (!eq && i + 1 < argc && argv[i + 1][0] == '\0')
+            return cli_fail(CLI_EXIT_USAGE, "%s must not be empty", argv[i]);
+    }
     nerrors = arg_parse(argc, argv, table);
     if (common->help->count > 0) {
         printf("usage: rbarrier %s", cmd);
@@ -65,10 +78,7 @@ int cli_parse(int argc, char **argv, void **table, struct arg_end *end,
         return CLI_EXIT_OK;
     }
     if (nerrors > 0) {
-        char prog[64];
-
-        snprintf(prog, sizeof(prog), "rbarrier %s", cmd);
-        /* argtable prints "prog: message" lines; keep the house format. */
+        /* argtable prints "prog: message" lines: the house format. */
         arg_print_errors(stderr, end, "rbarrier");
         return CLI_EXIT_USAGE;
     }

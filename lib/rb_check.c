@@ -65,8 +65,9 @@ int rb_check_number(const char *text, const char *what, int *is_float,
     for (; *p; p++) {
         if (*p >= '0' && *p <= '9')
             digits++;
-        else if (*p == '.' && dots == 0)
-            dots++;
+        else if (*p == '.' && dots == 0 && digits > 0 && p[1] >= '0' &&
+                 p[1] <= '9')
+            dots++;   /* digits on both sides: the value stays valid JSON */
         else
             return rb_error__set(err, RB_EINVAL,
                                  "%s '%s' is not a decimal number", what,

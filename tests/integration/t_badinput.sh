@@ -1,0 +1,82 @@
+# Bad input: each case exits 2 with one clear line on stderr and writes
+# nothing to Redis (DBSIZE unchanged). Unreachable Redis: exit 4, one line.
+. "$RB_TESTS_DIR/lib.sh"
+
+long_name=$(printf 'x%.0s' $(seq 1 201))
+nl=$'a\nb'
+ctl=$'a\001b'
+
+# expect_usage WHAT EXPECTED-REGEX ARGS...
+expect_usage() {
+    local what=$1 re=$2; shift 2
+    local before after err code
+    before=$(rcli DBSIZE)
+    err=$(rb "$@" 2>&1 >/dev/null)
+    code=$?
+    after=$(rcli DBSIZE)
+    if [ "$code" -ne 2 ]; then not_ok "$what: exit 2 (got $code: $err)"; return; fi
+    if [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ]; then not_ok "$what: one line (got: $err)"; return; fi
+    if ! printf '%s' "$err" | grep -Eq -- "^rbarrier: .*$re"; then not_ok "$what: message /$re/ (got: $err)"; return; fi
+    if [ "$before" != "$after" ]; then not_ok "$what: nothing written (DBSIZE $before -> $after)"; return; fi
+    ok "$what: exit 2, one line, nothing written"
+}
+
+# Keys already present must not matter: make DBSIZE non-zero first.
+rb wait --name "$(fresh seed)" --n 1
+
+expect_usage "missing --name"        "missing option --name"        wait --n 2
+expect_usage "empty --name"          "must not be empty"            wait --name "" --n 2
+expect_usage "name with {"           "must not contain '\{'"        wait --name "a{b" --n 2
+expect_usage "name with }"           "must not contain '\}'"        wait --name "a}b" --n 2
+expect_usage "name with a space"     "whitespace"                   wait --name "a b" --n 2
+expect_usage "name with a tab"       "whitespace"                   wait --name $'a\tb' --n 2
+expect_usage "name with a newline"   "control"                      wait --name "$nl" --n 2
+expect_usage "name with a control"   "control"                      wait --name "$ctl" --n 2
+expect_usage "name over 200 bytes"   "201 bytes long; the limit is 200" wait --name "$long_name" --n 2
+expect_usage "--n 0"                 "--n must be 1..100000, not '0'" wait --name ok --n 0
+expect_usage "--n -3"                "--n must be 1..100000, not '-3'" wait --name ok --n -3
+expect_usage "--n abc"               "--n must be a whole number, not 'abc'" wait --name ok --n abc
+expect_usage "--n over 100000"       "--n must be 1..100000"         wait --name ok --n 100001
+expect_usage "missing --n"           "missing option --n"            wait --name ok
+expect_usage "--timeout -1"          "--timeout must not be negative" wait --name ok --n 2 --timeout -1
+expect_usage "--timeout abc"         "--timeout must be a number"    wait --name ok --n 2 --timeout abc
+expect_usage "--lease 0"             "--lease must be positive"      wait --name ok --n 2 --lease 0
+expect_usage "--ttl 0"               "--ttl must be"                 wait --name ok --n 2 --ttl 0
+expect_usage "--id with a comma"     "must not contain ','"          wait --name ok --n 2 --id a,b
+expect_usage "unknown flag"          "--bogus"                       wait --name ok --n 2 --bogus
+expect_usage "stray argument"        "unexpected argument|invalid"   wait --name ok --n 2 extra
+expect_usage "bad URL scheme"        "unsupported URL scheme 'http'" wait --name ok --n 2 --url http://127.0.0.1:6379
+expect_usage "port 99999"            "bad port '99999'"              wait --name ok --n 2 --url redis://127.0.0.1:99999
+expect_usage "bad \$RBARRIER_URL"    "no scheme"                     wait --name ok --n 2 --url localhost
+expect_usage "prefix with a brace"   "prefix must not contain"       wait --name ok --n 2 --prefix "a{"
+expect_usage "unknown command"       "unknown command 'frobnicate'"  frobnicate
+expect_usage "status without name"   "missing option --name"         status
+expect_usage "reset bad name"        "must not contain"              reset --name "x y"
+expect_usage "train --by abc"        "--by 'abc' is not a decimal number" train --param p --worker 0 --by abc
+expect_usage "set --value 1x"        "--value '1x' is not a decimal number" set --param p --value 1x
+expect_usage "sync without worker"   "missing option --worker"      sync --param p
+expect_usage "worker index too big"  "--worker must be 0..3"         worker --worker 4 --workers 4
+expect_usage "demo --workers 0"      "--workers must be 1..1000"     demo --workers 0
+
+# No command at all: usage on stderr, exit 2.
+rb >/dev/null 2>&1
+expect_eq "no command: exit 2" 2 $?
+
+# Unreachable: nothing listening. Exit 4 within the connect timeout.
+port=$(free_port)
+t0=$(now_ms)
+err=$(rb wait --name ok --n 2 --url "redis://127.0.0.1:$port" 2>&1)
+code=$?
+elapsed=$(( $(now_ms) - t0 ))
+expect_eq "unreachable TCP: exit 4" 4 "$code"
+expect_match "unreachable: names the address" "^rbarrier: cannot reach Redis at 127\.0\.0\.1:$port: " "$err"
+expect_eq "unreachable: one line" 1 "$(printf '%s\n' "$err" | wc -l)"
+check "unreachable: within the connect timeout (${elapsed} ms)" test "$elapsed" -lt 2500
+err=$(rb status --name ok --url "unix://$RB_TEST_TMP/nothing.sock" 2>&1)
+expect_eq "unreachable unix socket: exit 4" 4 $?
+expect_match "unreachable unix socket: message" "cannot reach Redis at unix://" "$err"
+
+# A wrong password is Redis's error: exit 1, one line.
+err=$(REDISCLI_AUTH=wrong rb wait --name ok --n 1 2>&1)
+expect_eq "AUTH refused: exit 1" 1 $?
+expect_match "AUTH refused: says so" "Redis refused AUTH" "$err"
