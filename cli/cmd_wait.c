@@ -58,7 +58,7 @@ int cmd_wait(int argc, char **argv)
     cli_common common;
     struct arg_str *name, *n, *id, *timeout, *lease, *ttl;
     struct arg_end *end;
-    void *table[12];
+    void *table[11];
     rb_wait_opts o = RB_WAIT_OPTS_INIT;
     rb_wait_result res;
     rb_error err;
