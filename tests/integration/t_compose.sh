@@ -1,0 +1,250 @@
+# docker-compose.yml, Dockerfile and .dockerignore, checked without Docker:
+# the compose file parses as YAML (python3 with its yaml module is required:
+# the test fails without it); it has a `redis` service and four worker
+# services with --worker 0..3 of --workers 4 in one run, each built from
+# the project's Dockerfile and pointed at the redis service; the Dockerfile
+# is multi-stage on debian:bookworm-slim, installs the packages that provide
+# the binary's shared libraries, and runs rbarrier; then the four workers'
+# exact command lines from the compose file run here against the shared
+# server and must keep the demo's property (globals 1..40 once each).
+. "$RB_TESTS_DIR/lib.sh"
+
+root=$(cd "$RB_TESTS_DIR/.." && pwd)
+
+if ! python3 -c 'import yaml' 2>/dev/null; then
+    not_ok "python3 with the yaml module is needed to check docker-compose.yml (Debian: apt-get install python3-yaml)"
+    exit 0
+fi
+ok "python3 and its yaml module are available"
+
+cmds=$RB_TEST_TMP/compose-commands
+: > "$cmds"
+python3 - "$root" "$cmds" <<'PY'
+import os, re, shlex, sys, traceback
+import yaml
+
+root, cmds_path = sys.argv[1], sys.argv[2]
+
+def ok(what): print("ok - " + what)
+def not_ok(what): print("not ok - " + what)
+def check(what, cond, detail=""):
+    if cond: ok(what)
+    else: not_ok(what + (" (" + detail + ")" if detail else ""))
+
+def as_list(cmd):
+    if cmd is None: return None
+    if isinstance(cmd, str): return shlex.split(cmd)
+    return [str(x) for x in cmd]
+
+def opt(args, name):
+    """Value of --name V or --name=V in args, else None."""
+    for i, a in enumerate(args):
+        if a == name and i + 1 < len(args): return args[i + 1]
+        if a.startswith(name + "="): return a[len(name) + 1:]
+    return None
+
+def env_of(svc):
+    env = svc.get("environment") or {}
+    if isinstance(env, list):
+        env = dict(e.split("=", 1) if "=" in e else (e, "") for e in env)
+    return {str(k): str(v) for k, v in env.items()}
+
+def depends(svc):
+    d = svc.get("depends_on") or {}
+    if isinstance(d, list): return {x: {} for x in d}
+    return {k: (v or {}) for k, v in d.items()}
+
+def replicas(svc):
+    deploy = svc.get("deploy") or {}
+    if "replicas" in deploy: return int(deploy["replicas"])
+    if "scale" in svc: return int(svc["scale"])
+    return 1
+
+def compose_checks():
+    path = os.path.join(root, "docker-compose.yml")
+    try:
+        with open(path) as f:
+            doc = yaml.safe_load(f)
+    except Exception as e:
+        not_ok("docker-compose.yml parses as YAML (%s)" % " ".join(str(e).split()))
+        return
+    ok("docker-compose.yml parses as YAML")
+    services = (doc or {}).get("services") or {}
+    check("it defines services", isinstance(services, dict) and services)
+
+    redis = services.get("redis")
+    check("a service named redis", isinstance(redis, dict))
+    if isinstance(redis, dict):
+        image = str(redis.get("image", ""))
+        check("redis runs the official redis:7 image", re.match(r"^redis:7([.-]|$)", image), image)
+        rcmd = as_list(redis.get("command")) or []
+        check("redis keeps nothing on disk (--save '' --appendonly no)",
+              opt(rcmd, "--save") == "" and opt(rcmd, "--appendonly") == "no", " ".join(rcmd))
+
+    workers = {}
+    for name, svc in services.items():
+        if name == "redis" or not isinstance(svc, dict): continue
+        args = as_list(svc.get("command")) or []
+        if args[:1] == ["worker"]: workers[name] = (svc, args)
+    check("every service but redis is a worker", len(workers) == len(services) - 1,
+          "services: %s" % ", ".join(services))
+
+    total = sum(replicas(svc) for svc, _ in workers.values())
+    check("four workers in all", total == 4, "%d" % total)
+    indexes = sorted(opt(args, "--worker") for svc, args in workers.values()
+                     for _ in range(replicas(svc)))
+    runnable = indexes == ["0", "1", "2", "3"]
+    check("their --worker indexes are 0, 1, 2, 3, each once", runnable, "got %s" % indexes)
+    for what in ("--workers", "--iters", "--run", "--prefix"):
+        values = {opt(args, what) for _, args in workers.values()}
+        runnable = runnable and len(values) == 1
+        check("all workers agree on %s" % what, len(values) == 1, "got %s" % sorted(map(str, values)))
+    check("every worker has --workers 4",
+          all(opt(args, "--workers") == "4" for _, args in workers.values()))
+    check("every worker bounds its waits with --timeout",
+          all(opt(args, "--timeout") for _, args in workers.values()))
+
+    dockerfile = os.path.realpath(os.path.join(root, "Dockerfile"))
+    for name, (svc, args) in sorted(workers.items()):
+        build = svc.get("build")
+        if isinstance(build, str): build = {"context": build}
+        if not isinstance(build, dict):
+            not_ok("%s builds from the project's Dockerfile (no build:)" % name)
+        else:
+            ctx = os.path.realpath(os.path.join(root, str(build.get("context", "."))))
+            df = os.path.realpath(os.path.join(ctx, str(build.get("dockerfile", "Dockerfile"))))
+            check("%s builds from the project's Dockerfile" % name,
+                  ctx == os.path.realpath(root) and df == dockerfile, "context %s, dockerfile %s" % (ctx, df))
+        check("%s keeps the image's entrypoint (rbarrier)" % name, "entrypoint" not in svc)
+        url = env_of(svc).get("RBARRIER_URL") or opt(args, "--url") or ""
+        check("%s talks to the redis service" % name,
+              re.match(r"^redis://([^@]*@)?redis(:6379)?(/[0-9]+)?$", url), url)
+        dep = depends(svc)
+        check("%s depends on redis" % name, "redis" in dep, str(dep))
+        cond = (dep.get("redis") or {}).get("condition", "service_started")
+        if cond == "service_healthy":
+            check("%s waits for redis to be healthy, and redis has a healthcheck" % name,
+                  isinstance(redis, dict) and redis.get("healthcheck"))
+
+    if not runnable:
+        return  # they would not meet: running them only waits for --timeout
+    with open(cmds_path, "w") as f:
+        for name, (svc, args) in sorted(workers.items()):
+            f.write(" ".join(shlex.quote(a) for a in args) + "\n")
+
+def dockerfile_checks():
+    with open(os.path.join(root, "Dockerfile")) as f:
+        text = f.read()
+    # Instructions: continuation lines joined, comment lines dropped.
+    lines, cur = [], ""
+    for raw in text.splitlines():
+        s = raw.strip()
+        if s.startswith("#") or (not s and not cur): continue
+        if s.endswith("\\"):
+            cur += s[:-1] + " "
+            continue
+        lines.append(cur + s)
+        cur = ""
+    if cur: lines.append(cur)
+    stages = []
+    for line in lines:
+        word, _, rest = line.partition(" ")
+        word = word.upper()
+        if word == "FROM":
+            parts = [p for p in rest.split() if not p.startswith("--")]
+            stages.append({"image": parts[0] if parts else "",
+                           "name": parts[2] if len(parts) >= 3 and parts[1].lower() == "as" else None,
+                           "ins": []})
+        elif stages:
+            stages[-1]["ins"].append((word, rest.strip()))
+    check("the Dockerfile is multi-stage", len(stages) >= 2, "%d FROM lines" % len(stages))
+    images = [s["image"] for s in stages]
+    check("every FROM is debian:bookworm-slim", images and all(i == "debian:bookworm-slim" for i in images),
+          ", ".join(images))
+    if len(stages) < 2: return
+    build, final = stages[0], stages[-1]
+    def runs(stage): return " ".join(rest for w, rest in stage["ins"] if w == "RUN")
+    brun = runs(build).split()
+    for pkg in ("build-essential", "pkg-config", "libhiredis-dev", "libargtable2-dev", "libcmocka-dev"):
+        check("the build stage installs %s" % pkg, pkg in brun)
+    check("the build stage runs make", re.search(r"(^|[;&|]\s*|\s)make(\s|$)", runs(build)))
+    frun = runs(final).split()
+    for pkg in ("libhiredis0.14", "libargtable2-0"):
+        check("the runtime stage installs %s" % pkg, pkg in frun)
+    with open(os.environ["RB_TEST_TMP"] + "/runtime-packages", "w") as f:
+        f.write("\n".join(p for p in frun if re.match(r"^lib[a-z0-9.+-]+$", p)) + "\n")
+    src = build["name"] or "0"
+    copies = [rest for w, rest in final["ins"] if w == "COPY"]
+    check("the runtime stage copies build/rbarrier to /usr/local/bin/rbarrier",
+          any(re.match(r"^--from=%s\s+\S*build/rbarrier\s+/usr/local/bin/rbarrier/?$" % re.escape(src), c)
+              for c in copies), "; ".join(copies))
+    check("the runtime stage copies examples/",
+          any(re.match(r"^examples/?\s", c) for c in copies), "; ".join(copies))
+    entry = [rest for w, rest in final["ins"] if w == "ENTRYPOINT"]
+    check("ENTRYPOINT is rbarrier (exec form)",
+          entry and entry[-1] in ('["rbarrier"]', '["/usr/local/bin/rbarrier"]'), str(entry))
+
+def dockerignore_checks():
+    try:
+        with open(os.path.join(root, ".dockerignore")) as f:
+            pats = {l.strip().strip("/") for l in f if l.strip() and not l.startswith("#")}
+    except OSError as e:
+        not_ok(".dockerignore exists (%s)" % e)
+        return
+    check(".dockerignore excludes build/", "build" in pats, str(sorted(pats)))
+    check(".dockerignore excludes .git", ".git" in pats, str(sorted(pats)))
+
+for part in (compose_checks, dockerfile_checks, dockerignore_checks):
+    try:
+        part()
+    except Exception:
+        not_ok("%s ran to the end: %s" % (part.__name__, traceback.format_exc().strip().splitlines()[-1]))
+PY
+
+# The runtime stage must install the packages that hold the libraries this
+# binary links (Debian names them by soname, e.g. libhiredis0.14).
+bin=${RBARRIER##* }
+if command -v dpkg >/dev/null && command -v ldd >/dev/null; then
+    sos=$(ldd "$bin" | awk '/libhiredis|libargtable2/ { print $1 }')
+    expect_eq "the binary links libhiredis and libargtable2" 2 "$(printf '%s\n' "$sos" | grep -c .)"
+    for so in $sos; do
+        pkg=$(dpkg -S "*/$so" 2>/dev/null | awk -F: -v so="/$so" \
+              'substr($0, length($0) - length(so) + 1) == so { print $1; exit }')
+        [ -n "$pkg" ] || { not_ok "dpkg knows which package provides $so"; continue; }
+        check "the runtime stage installs $pkg (it provides $so)" \
+            grep -qx -- "$pkg" "$RB_TEST_TMP/runtime-packages"
+    done
+else
+    not_ok "dpkg and ldd are needed to check the runtime stage's packages"
+fi
+
+# The four workers' command lines, as the compose file has them (the image's
+# entrypoint is rbarrier), run here against the shared server. A fresh
+# prefix keeps this run's barrier and parameter apart from any other.
+expect_eq "four worker command lines" 4 "$(wc -l < "$cmds")"
+prefix=$(fresh compose)
+out=$RB_TEST_TMP/$prefix.out
+: > "$out"
+pids=""
+while read -r line; do
+    eval "set -- $line"
+    RBARRIER_URL=$RB_URL rb "$@" --prefix "$prefix" >> "$out" 2>&1 &
+    pids="$pids $!"
+done < "$cmds"
+codes=""
+for p in $pids; do wait "$p"; codes="$codes$?"; done
+expect_eq "the compose workers, run here, all exit 0" 0000 "$codes"
+expect_eq "their 40 lines: globals 1..40 once each, local = 4*k" ok \
+    "$(awk '
+        function bad(m) { if (!err) err = m }
+        /^worker/ {
+            w = $2 + 0; l = $4 + 0; g = $6 + 0; lines++
+            if ($0 != sprintf("worker %2d, local_param %2d global_param %2d", w, l, g) ||
+                w < 0 || w >= 4) { bad("malformed line: " $0); next }
+            if (l != 4 * k[w]) bad("worker " w " line " k[w] + 0 ": local " l)
+            k[w]++
+            if (g < 1 || g > 40) bad("global " g " out of 1..40")
+            else if (seen[g]++) bad("global " g " printed twice")
+        }
+        !/^worker/ { bad("unexpected output: " $0) }
+        END { if (lines != 40) bad(lines + 0 " worker lines, expected 40"); print err ? err : "ok" }' "$out")"
