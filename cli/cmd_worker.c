@@ -55,7 +55,7 @@ int cmd_worker(int argc, char **argv)
         cli_parse_long(worker->sval[0], "--worker", 0, count - 1, &index,
                        &err) ||
         (iters->count &&
-         cli_parse_long(iters->sval[0], "--iters", 0, 100000000, &niters,
+         cli_parse_long(iters->sval[0], "--iters", 1, 100000000, &niters,
                         &err)) ||
         (timeout->count &&
          cli_parse_seconds(timeout->sval[0], "--timeout", 1, &o.timeout_s,

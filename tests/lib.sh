@@ -58,18 +58,34 @@ now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 # start_redis TAG [extra redis-server args...]: a private server in
 # $RB_TEST_TMP/redis-TAG; sets REDIS_SOCK, REDIS_PORT, REDIS_PID, REDIS_DIR.
 start_redis() {
+    local try
+    for try in 1 2 3; do
+        start_redis_once "$@" && return 0
+        [ -n "${REDIS_PORT_WANT:-}" ] && return 1
+    done
+    return 1
+}
+start_redis_once() {
     local tag=$1; shift
     REDIS_DIR=$RB_TEST_TMP/redis-$tag
     mkdir -p "$REDIS_DIR"
     REDIS_SOCK=$REDIS_DIR/redis.sock
+    rm -f "$REDIS_DIR/redis.log" "$REDIS_DIR/redis.pid"
     REDIS_PORT=${REDIS_PORT_WANT:-$(free_port)}
     redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --unixsocket "$REDIS_SOCK" \
         --save '' --appendonly no --dir "$REDIS_DIR" --daemonize yes \
         --pidfile "$REDIS_DIR/redis.pid" --logfile "$REDIS_DIR/redis.log" "$@" \
         >/dev/null || return 1
-    wait_until 10 redis_ready "$REDIS_SOCK" || return 1
+    wait_until 10 redis_up "$REDIS_DIR" "$REDIS_SOCK" || return 1
+    redis_ready "$REDIS_SOCK" || return 1
     REDIS_PID=$(cat "$REDIS_DIR/redis.pid")
     echo "$REDIS_PID" >> "$RB_TEST_TMP/redis.pids"
+}
+# redis_up DIR SOCK: ready, or known dead (so a failed start is not waited on).
+redis_up() {
+    redis_ready "$2" && return 0
+    [ -f "$1/redis.pid" ] && ! kill -0 "$(cat "$1/redis.pid")" 2>/dev/null && return 0
+    grep -q 'Address already in use' "$1/redis.log" 2>/dev/null
 }
 redis_ready() { [ -S "$1" ] && [ "$(redis-cli -s "$1" PING 2>/dev/null)" = PONG ]; }
 
@@ -87,11 +103,13 @@ stop_all_redis() {
     while read -r pid; do stop_redis "$pid"; done < "$RB_TEST_TMP/redis.pids"
 }
 
-# free_port: a TCP port nothing listens on right now.
+# free_port: a TCP port nothing listens on right now, picked below the
+# kernel's ephemeral range so no outgoing connection can be holding it.
 free_port() {
-    local p
+    local p low
+    low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
     while :; do
-        p=$(( 20000 + RANDOM % 40000 ))
+        p=$(( 10000 + RANDOM % (low - 10000) ))
         (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
     done
 }
