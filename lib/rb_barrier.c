@@ -16,6 +16,8 @@
 
 #define RB_KEY_MAX 512
 #define RB_LINGER_MAX_S 300   /* ended rounds stay readable this long */
+/* A deadline long past: the call is sent once and never retried. */
+#define RB_ONE_ATTEMPT 1
 
 typedef struct waiter {
     rb_conn *c;
@@ -147,7 +149,16 @@ static int heartbeat(waiter *w, rb_progress *prog, int *rc, rb_error *err)
 }
 
 /* One blocking slice on the out list. Returns 1 with *rc when the round
- * ended or the call failed; 0 when the slice ran out. */
+ * ended or the call failed; 0 when the slice ran out or was cut.
+ *
+ * The slice is one attempt: when its connection drops (or the server stops
+ * answering) it is not resent, the caller's heartbeat comes next. That
+ * heartbeat reconnects for the full window, counted from the drop rather
+ * than from the start of the slice, and on a server that restarted empty
+ * it answers 'lost' at once, where a resent BLMOVE would first block a
+ * whole slice on a list that will never be filled. It also means a BLMOVE
+ * only ever runs on a connection where this party's entry was just seen,
+ * never first thing on a new server. */
 static int block_slice(waiter *w, long long slice_ms, int *rc, rb_error *err)
 {
     char secs[32];
@@ -158,7 +169,7 @@ static int block_slice(waiter *w, long long slice_ms, int *rc, rb_error *err)
     redisReply *r = NULL;
 
     call.block_ms = (int)slice_ms;
-    call.deadline_ms = w->deadline;
+    call.deadline_ms = RB_ONE_ATTEMPT;
     if (!rb_conn__no_blmove(w->c)) {
         snprintf(secs, sizeof(secs), "%.3f", (double)slice_ms / 1000.0);
         argv[0] = "BLMOVE";
@@ -185,6 +196,8 @@ static int block_slice(waiter *w, long long slice_ms, int *rc, rb_error *err)
         rb_conn__set_no_blmove(w->c);
         return block_slice(w, slice_ms, rc, err);
     }
+    if (*rc == RB_EUNREACHABLE)
+        return 0;
     if (*rc != RB_OK)
         return 1;
     if (r->type == REDIS_REPLY_NIL) {
@@ -266,6 +279,18 @@ int rb_barrier_wait(rb_conn *c, const rb_wait_opts *o, rb_wait_result *res,
     /* A waiter cut off for longer than its lease is presumed dead by the
      * others: there is no point reconnecting beyond that. */
     rb_conn__set_retry_window(c, (int)lease_ms);
+
+    /* Connect first, and let a signal cut that: nothing is sent yet, so
+     * leaving is safe, where the arrival itself must run to a known end. */
+    call.deadline_ms = w.deadline;
+    if (call.deadline_ms == 0 && rb_conn__epoch(c) > 0)
+        call.deadline_ms = rb_now_ms() + lease_ms;
+    rc = rb_conn_connect(c, call.deadline_ms, err);
+    if (rc == RB_ECANCELED)
+        return rb_error__set(err, rc, "%s: interrupted before arriving",
+                             o->name);
+    if (rc != RB_OK)
+        return rc;
 
     keys[0] = w.base;
     args[0] = o->id;

@@ -24,6 +24,13 @@
 
 #define RB_BACKOFF_MIN_MS 20
 #define RB_BACKOFF_MAX_MS 1000
+/* The backoff is also capped at an eighth of the time the call may retry
+ * (but not below this), so that a short window (a 3 s lease) still gets
+ * several attempts near its end instead of one last try a second late. */
+#define RB_BACKOFF_FLOOR_MS 100
+/* How long past its deadline a call may wait for a reply (a blocking
+ * command: past the end of its block time, if that is later). */
+#define RB_REPLY_GRACE_MS 500
 
 struct rb_conn {
     rb_url url;
@@ -292,11 +299,27 @@ static int backoff_sleep(rb_conn *c, int ms, int cancellable)
     return 0;
 }
 
+/* Longest backoff step for a call that may retry until deadline. */
+static int backoff_cap(long long deadline)
+{
+    long long span = deadline - rb_now_ms();
+
+    if (deadline == 0 || span / 8 >= RB_BACKOFF_MAX_MS)
+        return RB_BACKOFF_MAX_MS;
+    return span / 8 > RB_BACKOFF_FLOOR_MS ? (int)(span / 8)
+                                          : RB_BACKOFF_FLOOR_MS;
+}
+
+static int next_delay(int delay, int cap)
+{
+    return delay * 2 > cap ? cap : delay * 2;
+}
+
 /* Connect, retrying with backoff until deadline (0: once). */
 static int ensure_connected(rb_conn *c, long long deadline, int cancellable,
                             rb_error *err)
 {
-    int delay = RB_BACKOFF_MIN_MS;
+    int delay = RB_BACKOFF_MIN_MS, cap = backoff_cap(deadline);
 
     while (c->ctx == NULL) {
         long long left;
@@ -311,7 +334,7 @@ static int ensure_connected(rb_conn *c, long long deadline, int cancellable,
             return err->code;
         if (backoff_sleep(c, delay < left ? delay : (int)left, cancellable))
             return rb_error__set(err, RB_ECANCELED, "interrupted");
-        delay = delay * 2 > RB_BACKOFF_MAX_MS ? RB_BACKOFF_MAX_MS : delay * 2;
+        delay = next_delay(delay, cap);
     }
     return RB_OK;
 }
@@ -325,16 +348,35 @@ int rb_conn_connect(rb_conn *c, long long deadline_ms, rb_error *err)
     return ensure_connected(c, deadline_ms, 1, err);
 }
 
+/* How long one attempt waits for its reply: the block time plus the command
+ * timeout, but not past the deadline (or the end of the block time, if
+ * later) plus a grace. A server that stopped answering (hung, paused past
+ * its clients' patience, or a network that went silent) then costs a
+ * party with --timeout little more than its timeout, and a waiter cut off
+ * from its barrier no more than its lease. */
+static int reply_wait(const rb_conn *c, const rb_call *call,
+                      long long deadline)
+{
+    long long wait = (long long)call->block_ms + c->opts.command_timeout_ms;
+    long long cap = deadline - rb_now_ms();
+
+    if (cap < call->block_ms)
+        cap = call->block_ms;
+    cap += RB_REPLY_GRACE_MS;
+    return (int)(cap < wait ? cap : wait);
+}
+
 int rb_conn__call(rb_conn *c, int argc, const char **argv,
                   const size_t *lens, const rb_call *call, redisReply **out,
                   rb_error *err)
 {
     long long deadline = call->deadline_ms;
-    int delay = RB_BACKOFF_MIN_MS, rc;
+    int delay = RB_BACKOFF_MIN_MS, cap, rc;
 
     *out = NULL;
     if (deadline == 0 && c->epoch > 0)
         deadline = rb_now_ms() + c->retry_window_ms;
+    cap = backoff_cap(deadline);
 
     for (;;) {
         redisReply *r = NULL;
@@ -348,11 +390,12 @@ int rb_conn__call(rb_conn *c, int argc, const char **argv,
             return rc;
         /* Having connected once, a later drop is retried for the window
          * even when the first attempt had to succeed at once. */
-        if (deadline == 0)
+        if (deadline == 0) {
             deadline = rb_now_ms() + c->retry_window_ms;
+            cap = backoff_cap(deadline);
+        }
 
-        st = roundtrip(c, argc, argv, lens,
-                       call->block_ms + c->opts.command_timeout_ms,
+        st = roundtrip(c, argc, argv, lens, reply_wait(c, call, deadline),
                        call->cancellable, &r, err);
         if (st == IO_OK && call->fault != RB_FAULT_NONE &&
             rb_fault__fire(call->fault)) {
@@ -380,7 +423,7 @@ int rb_conn__call(rb_conn *c, int argc, const char **argv,
         if (backoff_sleep(c, delay < left ? delay : (int)left,
                           call->cancellable))
             return rb_error__set(err, RB_ECANCELED, "interrupted");
-        delay = delay * 2 > RB_BACKOFF_MAX_MS ? RB_BACKOFF_MAX_MS : delay * 2;
+        delay = next_delay(delay, cap);
     }
 }
 

@@ -19,9 +19,12 @@
 --   {'done', gen, count, n}   this arrival completed the round ('ok' pushed)
 --   {'badn', open_n}          the open round was fixed at another n; nothing
 --                             was written
--- A retried call with the same (id, nonce) gets its first answer's round
--- back ('wait' on that gen, whose out list may already hold the outcome),
--- so a lost reply never counts an arrival twice nor moves it to a later round.
+-- A retried call with the same (id, nonce) gets its first answer back: the
+-- same gen and count, 'done' if that arrival completed the round, else
+-- 'wait' (on that gen, whose out list may already hold the outcome). So a
+-- lost reply never counts an arrival twice, never moves it to a later
+-- round, and the party that completed a round still knows it did. The
+-- nonces hash keeps '<nonce> <gen> <count>' per id.
 
 local base = KEYS[1]
 local id, nonce = ARGV[1], ARGV[2]
@@ -31,9 +34,11 @@ local nonces = base .. ':nonce'
 
 local prev = redis.call('HGET', nonces, id)
 if prev then
-  local pnonce, pgen = string.match(prev, '^(%S+) (%d+)$')
+  local pnonce, pgen, pcount = string.match(prev, '^(%S+) (%d+) ?(%d*)$')
   if pnonce == nonce then
-    return {'wait', pgen, 0, n}
+    pcount = tonumber(pcount) or 0
+    if pcount >= n then return {'done', tonumber(pgen), pcount, n} end
+    return {'wait', tonumber(pgen), pcount, n}
   end
 end
 
@@ -67,9 +72,9 @@ end
 local inkey = base .. ':' .. gen .. ':in'
 local outkey = base .. ':' .. gen .. ':out'
 redis.call('ZADD', inkey, now + lease, id)
-redis.call('HSET', nonces, id, nonce .. ' ' .. gen)
-redis.call('EXPIRE', nonces, ttl)
 local count = redis.call('ZCARD', inkey)
+redis.call('HSET', nonces, id, nonce .. ' ' .. gen .. ' ' .. count)
+redis.call('EXPIRE', nonces, ttl)
 
 if count >= n then
   redis.call('RPUSH', outkey, 'ok')

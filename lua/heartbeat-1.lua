@@ -15,9 +15,9 @@
 --   {'out', outcome}       the round has ended ('ok' or 'broken <reason>');
 --                          possibly just now, by this call
 --   {'wait', count, n}     still open; lease renewed
---   {'lost'}               neither an outcome nor this party's entry exists:
---                          the state was lost (Redis restarted empty, or the
---                          keys were deleted)
+--   {'lost'}               this party's entry in the round is gone: the
+--                          state was lost (Redis restarted empty, or the
+--                          keys were deleted or expired)
 
 local base = KEYS[1]
 local gen, id = ARGV[1], ARGV[2]
@@ -25,10 +25,13 @@ local lease, linger = tonumber(ARGV[3]), tonumber(ARGV[4])
 local inkey = base .. ':' .. gen .. ':in'
 local outkey = base .. ':' .. gen .. ':out'
 
+-- This party's entry first: a round it is not in is not its round, even
+-- when an outcome is there (a server that restarted empty can reach the
+-- same gen number again with other parties).
+if not redis.call('ZSCORE', inkey, id) then return {'lost'} end
+
 local out = redis.call('LINDEX', outkey, 0)
 if out then return {'out', out} end
-
-if not redis.call('ZSCORE', inkey, id) then return {'lost'} end
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
