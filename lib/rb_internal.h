@@ -23,7 +23,9 @@ typedef struct rb_call {
     int block_ms;         /* server-side blocking time the command may use */
     long long deadline_ms;/* reconnect until then (rb_now_ms clock);
                              0: one attempt when not yet connected, else
-                             the connection's retry window */
+                             the connection's retry window; in the past:
+                             send once. A reply is awaited at most until
+                             max(deadline, end of block_ms) + 500 ms */
     int cancellable;      /* return RB_ECANCELED when the cancel fd fires */
     rb_fault_point fault; /* test builds: where this call may be cut */
 } rb_call;

@@ -45,8 +45,9 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
-local gen = tonumber(redis.call('HGET', base, 'gen') or '1')
-local open_n = redis.call('HGET', base, 'n')
+local state = redis.call('HMGET', base, 'gen', 'n')
+local gen = tonumber(state[1] or '1')
+local open_n = state[2]
 
 -- A round whose member let its lease run out is dead: nobody will complete
 -- it. Break it for anyone still blocked on it, then join a fresh round.
@@ -86,7 +87,11 @@ if count >= n then
   return {'done', gen, count, n}
 end
 
-redis.call('HSET', base, 'gen', gen, 'n', n)
-redis.call('EXPIRE', base, ttl)
-redis.call('EXPIRE', inkey, ttl)
+-- The round's first arrival fixes n and the expiries; later arrivals of the
+-- same round find them set (fewer calls per round on the hot path).
+if count == 1 then
+  redis.call('HSET', base, 'gen', gen, 'n', n)
+  redis.call('EXPIRE', base, ttl)
+  redis.call('EXPIRE', inkey, ttl)
+end
 return {'wait', gen, count, n}

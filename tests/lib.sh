@@ -95,7 +95,12 @@ stop_redis() {
     kill "$pid" 2>/dev/null || return 0
     wait_until 10 pid_gone "$pid"
 }
-pid_gone() { ! kill -0 "$1" 2>/dev/null; }
+# A zombie still answers kill -0 (a daemonized server is reaped late by
+# init), so look at its state too.
+pid_gone() {
+    kill -0 "$1" 2>/dev/null || return 0
+    [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]
+}
 
 stop_all_redis() {
     local pid

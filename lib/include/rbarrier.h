@@ -71,7 +71,9 @@ typedef struct rb_conn rb_conn;
 
 typedef struct rb_conn_opts {
     int connect_timeout_ms;  /* per connect attempt; 0: 2000 */
-    int command_timeout_ms;  /* reply wait beyond a blocking slice; 0: 5000 */
+    int command_timeout_ms;  /* reply wait beyond a blocking slice; 0: 5000
+                                (a call with a deadline waits at most until
+                                it, plus 500 ms) */
     const char *password;    /* overrides the URL's password; NULL: URL's */
     int cancel_fd;           /* -1, or an fd whose readability cancels any
                                 call in progress (a signal handler writes
