@@ -367,6 +367,14 @@ static int reply_wait(const rb_conn *c, const rb_call *call,
     return (int)(cap < wait ? cap : wait);
 }
 
+/* Error replies that say "not now" rather than "no". */
+static int transient_error(const char *msg)
+{
+    return strncmp(msg, "LOADING", 7) == 0 || strncmp(msg, "BUSY", 4) == 0 ||
+           strncmp(msg, "TRYAGAIN", 8) == 0 ||
+           strncmp(msg, "MASTERDOWN", 10) == 0;
+}
+
 int rb_conn__call(rb_conn *c, int argc, const char **argv,
                   const size_t *lens, const rb_call *call, redisReply **out,
                   rb_error *err)
@@ -406,7 +414,17 @@ int rb_conn__call(rb_conn *c, int argc, const char **argv,
             rb_error__set(err, RB_EUNREACHABLE, "injected fault: reply lost");
             st = IO_FAILED;
         }
-        if (st == IO_OK) {
+        if (st == IO_OK && r->type == REDIS_REPLY_ERROR &&
+            transient_error(r->str)) {
+            /* A server that restarted answers LOADING while it reads its
+             * AOF: the state is coming back, so wait for it like for a
+             * reconnect instead of failing the call. */
+            rb_error__set(err, RB_EUNREACHABLE, "Redis is not ready: %s",
+                          r->str);
+            freeReplyObject(r);
+            r = NULL;
+            st = IO_FAILED;
+        } else if (st == IO_OK) {
             if (r->type == REDIS_REPLY_ERROR) {
                 rb_error__set(err, RB_EREDIS, "%s", r->str);
                 freeReplyObject(r);
@@ -414,8 +432,9 @@ int rb_conn__call(rb_conn *c, int argc, const char **argv,
             }
             *out = r;
             return RB_OK;
+        } else {
+            drop(c);
         }
-        drop(c);
         if (st == IO_CANCELED)
             return rb_error__set(err, RB_ECANCELED, "interrupted");
         left = deadline - rb_now_ms();
