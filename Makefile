@@ -88,7 +88,7 @@ asan:
 valgrind:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/valgrind CC=gcc OPT="-O0 -g" \
 	    TEST_WRAP="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite" \
-	    RB_SLOW=1 TESTS="$(VALGRIND_TESTS)" test
+	    TESTS="$(VALGRIND_TESTS)" test
 
 VALGRIND_TESTS ?= tests/integration/t_basic.sh tests/integration/t_badinput.sh
 
