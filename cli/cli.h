@@ -95,9 +95,6 @@ int cli_parse_seconds(const char *text, const char *what, int allow_zero,
 int cli_parse_long(const char *text, const char *what, long lo, long hi,
                    long *out, rb_error *err);
 
-/* len-1 random hex digits (fresh names for demo runs). */
-void cli_random_hex(char *buf, size_t len);
-
 /* Default party id: hostname:pid. */
 void cli_default_id(char *buf, size_t len);
 

@@ -239,7 +239,7 @@ int cmd_demo(int argc, char **argv)
     }
     /* Fresh names per run: no reset needed, and concurrent demos on one
      * server stay apart. */
-    cli_random_hex(nonce, sizeof(nonce));
+    rb_random_hex(nonce, (sizeof(nonce) - 1) / 2);
     snprintf(run, sizeof(run), "demo-%s", nonce);
     snprintf(workers_text, sizeof(workers_text), "%ld", k.workers);
     snprintf(iters_text, sizeof(iters_text), "%ld", k.iters);

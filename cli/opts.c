@@ -83,23 +83,3 @@ void cli_default_id(char *buf, size_t len)
     host[sizeof(host) - 1] = '\0';
     snprintf(buf, len, "%s:%ld", host, (long)getpid());
 }
-
-void cli_random_hex(char *buf, size_t len)
-{
-    static const char digits[] = "0123456789abcdef";
-    unsigned char raw[32];
-    size_t i, want = (len - 1 + 1) / 2;
-    FILE *f = fopen("/dev/urandom", "rb");
-
-    if (want > sizeof(raw))
-        want = sizeof(raw);
-    if (f == NULL || fread(raw, 1, want, f) != want)
-        for (i = 0; i < want; i++)
-            raw[i] = (unsigned char)((unsigned long)getpid() * 2654435761UL >>
-                                     (8 * (i % 4)));
-    if (f)
-        fclose(f);
-    for (i = 0; i + 1 < len && i / 2 < want; i++)
-        buf[i] = digits[i % 2 ? raw[i / 2] & 15 : raw[i / 2] >> 4];
-    buf[i] = '\0';
-}

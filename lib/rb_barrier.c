@@ -23,18 +23,13 @@ typedef struct waiter {
     rb_conn *c;
     const rb_wait_opts *o;
     char base[RB_KEY_MAX];
-    char out_key[RB_KEY_MAX];
+    char out_key[RB_KEY_MAX + 32];
     char gen[24];
     char lease_ms[24];
     char linger[24];
     long long deadline;       /* 0: none */
     long long started;
 } waiter;
-
-static void fmt_seconds(char *buf, size_t len, double s)
-{
-    snprintf(buf, len, "%gs", s);
-}
 
 static long long reply_int(const redisReply *r)
 {
@@ -108,10 +103,7 @@ static int abandon(waiter *w, const char *what, int code, rb_error *err)
 
 static void timed_out_text(const waiter *w, char *buf, size_t len)
 {
-    char secs[32];
-
-    fmt_seconds(secs, sizeof(secs), w->o->timeout_s);
-    snprintf(buf, len, "timed out after %s", secs);
+    snprintf(buf, len, "timed out after %gs", w->o->timeout_s);
 }
 
 /* One heartbeat. Returns 1 when the round ended (rc in *rc), 0 to go on. */
@@ -282,10 +274,7 @@ int rb_barrier_wait(rb_conn *c, const rb_wait_opts *o, rb_wait_result *res,
 
     /* Connect first, and let a signal cut that: nothing is sent yet, so
      * leaving is safe, where the arrival itself must run to a known end. */
-    call.deadline_ms = w.deadline;
-    if (call.deadline_ms == 0 && rb_conn__epoch(c) > 0)
-        call.deadline_ms = rb_now_ms() + lease_ms;
-    rc = rb_conn_connect(c, call.deadline_ms, err);
+    rc = rb_conn_connect(c, w.deadline, err);
     if (rc == RB_ECANCELED)
         return rb_error__set(err, rc, "%s: interrupted before arriving",
                              o->name);
@@ -334,10 +323,7 @@ int rb_barrier_wait(rb_conn *c, const rb_wait_opts *o, rb_wait_result *res,
         return RB_OK;
     }
     freeReplyObject(r);
-    rc = rb_key__build(w.out_key, sizeof(w.out_key),
-                       o->prefix ? o->prefix : "rb", o->name, "", err);
-    snprintf(w.out_key + strlen(w.out_key),
-             sizeof(w.out_key) - strlen(w.out_key), ":%s:out", w.gen);
+    snprintf(w.out_key, sizeof(w.out_key), "%s:%s:out", w.base, w.gen);
 
     for (;;) {
         long long now = rb_now_ms(), slice = slice_ms;

@@ -39,7 +39,7 @@ struct rb_conn {
     char password[256];
     int has_password;
     redisContext *ctx;
-    unsigned long epoch;      /* successful connects so far */
+    int connected_once;       /* a drop now is retried for the window */
     int retry_window_ms;
     int no_blmove;
 };
@@ -90,7 +90,6 @@ void rb_conn_free(rb_conn *c)
     free(c);
 }
 
-unsigned long rb_conn__epoch(const rb_conn *c) { return c->epoch; }
 void rb_conn__set_retry_window(rb_conn *c, int ms) { c->retry_window_ms = ms; }
 int rb_conn__no_blmove(const rb_conn *c) { return c->no_blmove; }
 void rb_conn__set_no_blmove(rb_conn *c) { c->no_blmove = 1; }
@@ -279,7 +278,7 @@ static io_status connect_once(rb_conn *c, rb_error *err)
         drop(c);
         return st;
     }
-    c->epoch++;
+    c->connected_once = 1;
     return IO_OK;
 }
 
@@ -340,13 +339,22 @@ static int ensure_connected(rb_conn *c, long long deadline, int cancellable,
     return RB_OK;
 }
 
+/* A call without a deadline gets one attempt while the handle has never
+ * connected (a wrong URL fails at once), and the retry window after. */
+static long long effective_deadline(const rb_conn *c, long long deadline)
+{
+    if (deadline == 0 && c->connected_once)
+        return rb_now_ms() + c->retry_window_ms;
+    return deadline;
+}
+
 int rb_conn_connect(rb_conn *c, long long deadline_ms, rb_error *err)
 {
     rb_error local;
 
     if (err == NULL)
         err = &local;
-    return ensure_connected(c, deadline_ms, 1, err);
+    return ensure_connected(c, effective_deadline(c, deadline_ms), 1, err);
 }
 
 /* How long one attempt waits for its reply: the block time plus the command
@@ -379,13 +387,10 @@ int rb_conn__call(rb_conn *c, int argc, const char **argv,
                   const size_t *lens, const rb_call *call, redisReply **out,
                   rb_error *err)
 {
-    long long deadline = call->deadline_ms;
-    int delay = RB_BACKOFF_MIN_MS, cap, rc;
+    long long deadline = effective_deadline(c, call->deadline_ms);
+    int delay = RB_BACKOFF_MIN_MS, cap = backoff_cap(deadline), rc;
 
     *out = NULL;
-    if (deadline == 0 && c->epoch > 0)
-        deadline = rb_now_ms() + c->retry_window_ms;
-    cap = backoff_cap(deadline);
 
     for (;;) {
         redisReply *r = NULL;

@@ -38,10 +38,6 @@ int rb_conn__call(rb_conn *c, int argc, const char **argv,
                   const size_t *lens, const rb_call *call, redisReply **out,
                   rb_error *err);
 
-/* Count of successful connects so far: a change tells a waiter that its
- * blocking wait was cut and the state must be looked at again. */
-unsigned long rb_conn__epoch(const rb_conn *c);
-
 /* Window for reconnecting after a drop when a call has no deadline. */
 void rb_conn__set_retry_window(rb_conn *c, int ms);
 
@@ -51,10 +47,6 @@ void rb_conn__set_no_blmove(rb_conn *c);
 
 /* 1 when the cancel fd is readable now. */
 int rb_conn__cancelled(const rb_conn *c);
-
-/* Fill buf with 2*bytes hex digits from /dev/urandom (or a time-and-pid
- * mix when it is unavailable). */
-void rb_random_hex(char *buf, size_t bytes);
 
 /* Build "<prefix>:{<name>}<suffix>" into buf. @return RB_OK or RB_EINVAL */
 int rb_key__build(char *buf, size_t len, const char *prefix,

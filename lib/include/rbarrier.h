@@ -89,7 +89,8 @@ typedef struct rb_conn_opts {
 int rb_conn_new(rb_conn **out, const rb_url *url, const rb_conn_opts *opts,
                 rb_error *err);
 
-/* Connect now, retrying until `deadline_ms` (0: one attempt).
+/* Connect now, retrying until `deadline_ms` (0: one attempt on a handle
+ * that never connected, else the retry window: a party's lease).
  * @return RB_OK, RB_EUNREACHABLE, RB_EREDIS (AUTH or SELECT refused),
  *         RB_ECANCELED */
 int rb_conn_connect(rb_conn *c, long long deadline_ms, rb_error *err);
@@ -99,6 +100,10 @@ void rb_conn_free(rb_conn *c);
 
 /* Monotonic clock in milliseconds; deadlines are on this clock. */
 long long rb_now_ms(void);
+
+/* Fill buf with 2*bytes random hex digits and a NUL (bytes <= 32); the
+ * library's nonces, and fresh names for callers that need one. */
+void rb_random_hex(char *buf, size_t bytes);
 
 /* ---- barriers ----------------------------------------------------------- */
 

@@ -93,6 +93,18 @@ static void test_check_number(void **state)
                          NULL, &err), RB_EINVAL);
 }
 
+static void test_check_random_hex(void **state)
+{
+    char a[9], b[9];
+
+    (void)state;
+    rb_random_hex(a, 4);
+    rb_random_hex(b, 4);
+    assert_int_equal(strlen(a), 8);
+    assert_int_equal(strspn(a, "0123456789abcdef"), 8);
+    assert_string_not_equal(a, b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -100,6 +112,7 @@ int main(void)
         cmocka_unit_test(test_check_name_bad),
         cmocka_unit_test(test_check_id),
         cmocka_unit_test(test_check_number),
+        cmocka_unit_test(test_check_random_hex),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -93,18 +93,6 @@ static void test_opts_default_id(void **state)
     assert_int_equal(rb_check_id(id, "id", &err), RB_OK);
 }
 
-static void test_opts_random_hex(void **state)
-{
-    char a[9], b[9];
-
-    (void)state;
-    cli_random_hex(a, sizeof(a));
-    cli_random_hex(b, sizeof(b));
-    assert_int_equal(strlen(a), 8);
-    assert_int_equal(strspn(a, "0123456789abcdef"), 8);
-    assert_string_not_equal(a, b);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -112,7 +100,6 @@ int main(void)
         cmocka_unit_test(test_opts_seconds),
         cmocka_unit_test(test_opts_long),
         cmocka_unit_test(test_opts_default_id),
-        cmocka_unit_test(test_opts_random_hex),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
