@@ -68,8 +68,9 @@ int cli_exit_code(int rb_rc, int signal_number);
  * password ($REDISCLI_AUTH when the URL has none); no I/O. */
 int cli_url(const cli_common *common, rb_url *url, rb_error *err);
 
-/* Make a connection handle whose calls a SIGINT/SIGTERM cancels. */
-int cli_open(const rb_url *url, rb_conn **out, rb_error *err);
+/* Make a connection handle whose calls a SIGINT/SIGTERM cancels. Returns
+ * -1 to go on, or the exit code after printing why it could not. */
+int cli_open(const rb_url *url, rb_conn **out);
 
 /* Route SIGINT/SIGTERM/SIGHUP to a self-pipe and ignore SIGPIPE. */
 int cli_install_signals(void);

@@ -304,7 +304,7 @@ int cmd_demo(int argc, char **argv)
         rb_conn *conn = NULL;
         long global = -1;
 
-        if (cli_open(&url, &conn, &err) == RB_OK &&
+        if (cli_open(&url, &conn) < 0 &&
             rb_param_get(conn, prefix, run, global_v, sizeof(global_v),
                          &err) == RB_OK)
             global = strtol(global_v, NULL, 10);

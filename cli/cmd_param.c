@@ -71,10 +71,8 @@ static int run(param_op op, int argc, char **argv)
         cli_fail(code, "%s", err.msg);
         goto out;
     }
-    if (cli_open(&url, &conn, &err) != RB_OK) {
-        code = cli_fail(cli_exit_code(err.code, 0), "%s", err.msg);
+    if ((code = cli_open(&url, &conn)) >= 0)
         goto out;
-    }
 
     switch (op) {
     case OP_SYNC:

@@ -15,9 +15,7 @@ static int open_from(cli_common *common, struct arg_str *name,
         cli_prefix(common, prefix, &err) != RB_OK ||
         cli_url(common, &url, &err) != RB_OK)
         return cli_fail(CLI_EXIT_USAGE, "%s", err.msg);
-    if (cli_open(&url, conn, &err) != RB_OK)
-        return cli_fail(cli_exit_code(err.code, 0), "%s", err.msg);
-    return -1;
+    return cli_open(&url, conn);
 }
 
 static void print_status(const char *name, const rb_status *st, int json)

@@ -131,10 +131,8 @@ int cmd_wait(int argc, char **argv)
         o.payload = &line;
     }
 
-    if (cli_open(&url, &conn, &err) != RB_OK) {
-        code = cli_fail(cli_exit_code(err.code, 0), "%s", err.msg);
+    if ((code = cli_open(&url, &conn)) >= 0)
         goto out;
-    }
     memset(&res, 0, sizeof(res));
     rc = rb_barrier_wait(conn, &o, &res, &err);
     if (line.shown)

@@ -67,10 +67,8 @@ int cmd_worker(int argc, char **argv)
         cli_fail(code, "%s", err.msg);
         goto out;
     }
-    if (cli_open(&url, &conn, &err) != RB_OK) {
-        code = cli_fail(cli_exit_code(err.code, 0), "%s", err.msg);
+    if ((code = cli_open(&url, &conn)) >= 0)
         goto out;
-    }
     snprintf(id, sizeof(id), "%ld", index);
     o.prefix = prefix;
     o.n = count;

@@ -167,17 +167,17 @@ int cli_install_signals(void)
     return 0;
 }
 
-int cli_open(const rb_url *url, rb_conn **out, rb_error *err)
+int cli_open(const rb_url *url, rb_conn **out)
 {
     rb_conn_opts opts = RB_CONN_OPTS_INIT;
+    rb_error err;
 
-    if (cli_install_signals() != 0) {
-        err->code = RB_ENOMEM;
-        snprintf(err->msg, sizeof(err->msg), "pipe: %s", strerror(errno));
-        return RB_ENOMEM;
-    }
+    if (cli_install_signals() != 0)
+        return cli_fail(CLI_EXIT_REDIS, "pipe: %s", strerror(errno));
     opts.cancel_fd = signal_pipe[0];
-    return rb_conn_new(out, url, &opts, err);
+    if (rb_conn_new(out, url, &opts, &err) != RB_OK)
+        return cli_fail(cli_exit_code(err.code, 0), "%s", err.msg);
+    return -1;
 }
 
 void cli_json_str(FILE *f, const char *s)
