@@ -38,7 +38,14 @@ spawn "$name.a" $RBARRIER wait --name "$name" --n 2 --id gone --lease 0.5
 wait_arrived "$name" 1 || not_ok "the lone party arrived"
 kill -9 "$(pid_of "$name.a")"
 await "$name.a" 5
-sleep 1   # let the killed party's 0.5 s lease run out
+# Await the killed party's 0.5 s lease running out, by Redis's own clock.
+lease_expired() {
+    local score now
+    score=$(rcli ZSCORE "rb:{$1}:1:in" "$2")
+    now=$(rcli TIME | awk 'NR == 1 { s = $1 } NR == 2 { printf "%.0f", s * 1000 + int($1 / 1000) }')
+    [ -n "$score" ] && [ "${score%.*}" -lt "$now" ]
+}
+wait_until 10 lease_expired "$name" gone || not_ok "the dead party's lease expired"
 spawn "$name.b" $RBARRIER wait --name "$name" --n 2 --id newcomer --lease 2 --timeout 1.5
 await "$name.b" 10
 expect_eq "a newcomer is not counted with a dead party (it times out alone)" 124 "$(code_of "$name.b")"

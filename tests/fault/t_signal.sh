@@ -42,7 +42,14 @@ expect_match "the round records the break" "broken a interrupted" "$(rcli LRANGE
 port=$(free_port)
 spawn "$name.b" $RBARRIER wait --name "$name" --n 2 --id b --timeout 30 --url "redis://127.0.0.1:$port"
 pid=$(pid_of "$name.b")
-sleep 0.5   # let it be in its connect backoff
+# Await its SIGTERM handler (bit 15-1 of SigCgt): before that, the default
+# action would also give 143 and the test would prove nothing.
+catches_sigterm() {
+    local mask
+    mask=$(awk '/^SigCgt:/ { print $2 }' "/proc/$1/status" 2>/dev/null) || return 1
+    [ -n "$mask" ] && (( (16#$mask >> 14) & 1 ))
+}
+wait_until 10 catches_sigterm "$pid" || not_ok "the party installed its SIGTERM handler"
 t0=$(now_ms)
 kill -TERM "$pid"
 await "$name.b" 10

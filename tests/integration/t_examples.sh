@@ -8,27 +8,6 @@
 ex=$(cd "$RB_TESTS_DIR/../examples" && pwd)
 export RBARRIER   # the examples run "$RBARRIER" unquoted (valgrind prefix)
 
-# demo_lines_check FILE WORKERS ITERS: "ok", or what is wrong with the
-# worker lines in FILE (lines not starting with "worker" are ignored).
-demo_lines_check() {
-    awk -v n="$2" -v iters="$3" '
-        function bad(m) { if (!err) err = m }
-        /^worker/ {
-            w = $2 + 0; l = $4 + 0; g = $6 + 0; lines++
-            if ($0 != sprintf("worker %2d, local_param %2d global_param %2d", w, l, g) ||
-                w < 0 || w >= n) { bad("malformed line: " $0); next }
-            if (l != n * k[w]) bad("worker " w " line " k[w] + 0 ": local " l ", expected " n * k[w])
-            k[w]++
-            if (g < 1 || g > n * iters) bad("global " g " out of 1.." n * iters)
-            else if (seen[g]++) bad("global " g " printed twice")
-        }
-        END {
-            if (lines != n * iters) bad(lines + 0 " worker lines, expected " n * iters)
-            for (w = 0; w < n; w++) if (k[w] != iters) bad("worker " w ": " k[w] + 0 " lines, expected " iters)
-            print err ? err : "ok"
-        }' "$1"
-}
-
 check "examples are executable" test -x "$ex/worker.sh" -a -x "$ex/checkpoint.sh"
 check "examples pass sh -n" sh -n "$ex/worker.sh" "$ex/checkpoint.sh"
 
