@@ -1,7 +1,8 @@
-# rbarrier. `make` builds build/rbarrier and build/librbarrier.a; `make test`
-# runs the unit tests and the integration tests against a redis-server the
-# harness starts; `make asan` does the same under ASan+UBSan; `make valgrind`
-# under memcheck; `make bench` measures.
+# rbarrier. `make` builds build/rbarrier, build/librbarrier.a and the shared
+# build/librbarrier.so.*; `make test` runs the unit tests and the integration
+# tests against a redis-server the harness starts; `make asan` does the same
+# under ASan+UBSan; `make valgrind` under memcheck; `make bench` measures;
+# `make install` / `make uninstall` honour PREFIX and DESTDIR.
 
 BUILD ?= build
 CC ?= cc
@@ -12,7 +13,12 @@ HIREDIS_CFLAGS := $(shell pkg-config --cflags hiredis 2>/dev/null)
 HIREDIS_LIBS := $(shell pkg-config --libs hiredis 2>/dev/null || echo -lhiredis)
 ALL_CFLAGS = $(WARN) $(OPT) $(HIREDIS_CFLAGS) -Ilib -Ilib/include \
              -I$(BUILD)/gen -MMD -MP $(EXTRA_CFLAGS) $(CFLAGS)
-LIBS = $(HIREDIS_LIBS) -largtable2 -lm
+# What the library itself needs (the shared library and rbarrier.pc carry
+# it); the CLI adds argtable.
+LIB_LIBS = $(HIREDIS_LIBS) -lm
+PC_REQUIRES = hiredis
+PC_LIBS = -lm
+LIBS = $(LIB_LIBS) -largtable2
 ifeq ($(V),1)
 Q =
 else
@@ -27,11 +33,23 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 # The fault-injection build: same sources, one more define, own objects.
 FLIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/fobj/%.o) $(BUILD)/fobj/gen/rb_scripts.o
 FCLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/fobj/%.o)
+# The shared library: the same sources built position-independent in their
+# own objects (the static library and the CLI stay as they are). It exports
+# only what the public header declares (a version script made from it), and
+# is named after RB_VERSION: soname librbarrier.so.MAJOR.
+PIC_OBJ := $(LIB_SRC:%.c=$(BUILD)/pic/%.o) $(BUILD)/pic/gen/rb_scripts.o
+VERSION := $(shell sed -n 's/^.define RB_VERSION "\(.*\)".*/\1/p' lib/include/rbarrier.h)
+SONAME := librbarrier.so.$(firstword $(subst ., ,$(VERSION)))
+SOLIB := librbarrier.so.$(VERSION)
+# A missing library dependency fails the link, not a user's program later;
+# sanitizer runtimes are resolved by the executable, so not with them.
+NO_UNDEFINED = $(if $(findstring sanitize,$(EXTRA_CFLAGS) $(LDFLAGS)),,-Wl,--no-undefined)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test check unit integration asan valgrind bench demo clean lint-lua
-all: $(BUILD)/rbarrier $(BUILD)/librbarrier.a
+.PHONY: all test check unit integration asan valgrind bench demo clean lint-lua \
+        install uninstall
+all: $(BUILD)/rbarrier $(BUILD)/librbarrier.a $(BUILD)/$(SOLIB) $(BUILD)/rbarrier.pc
 
 $(BUILD)/gen/rb_scripts.c: $(LUA) tools/embed-lua.sh
 	@mkdir -p $(dir $@)
@@ -50,6 +68,24 @@ $(BUILD)/fobj/gen/%.o: $(BUILD)/gen/%.c
 $(BUILD)/fobj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -DRB_FAULT_INJECTION -c -o $@ $<
+
+$(BUILD)/pic/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
+
+$(BUILD)/librbarrier.map: lib/include/rbarrier.h tools/public-symbols.sh
+	@mkdir -p $(dir $@)
+	$(Q){ echo '{ global:'; sh tools/public-symbols.sh "$(CC)" $< | sed 's/.*/    &;/'; \
+	      echo '  local: *; };'; } > $@.tmp && mv $@.tmp $@
+$(BUILD)/$(SOLIB): $(PIC_OBJ) $(BUILD)/librbarrier.map
+	@echo "  LINK $@"
+	$(Q)$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,$(SONAME) \
+	    -Wl,--version-script=$(BUILD)/librbarrier.map $(NO_UNDEFINED) \
+	    -o $@ $(PIC_OBJ) $(LIB_LIBS) $(LDFLAGS)
+	$(Q)ln -sf $(SOLIB) $(BUILD)/$(SONAME) && ln -sf $(SONAME) $(BUILD)/librbarrier.so
 
 $(BUILD)/librbarrier.a: $(LIB_OBJ)
 	$(Q)$(AR) rcs $@ $^
@@ -72,7 +108,8 @@ unit: $(UNIT_BIN)
 	    test $$fails -eq 0
 
 integration: $(BUILD)/rbarrier $(BUILD)/rbarrier-fault
-	$(Q)RBARRIER="$(TEST_WRAP) $(abspath $(BUILD)/rbarrier)" \
+	$(Q)RBARRIER="$(TEST_WRAP) $(abspath $(BUILD)/rbarrier)" RB_BUILD="$(abspath $(BUILD))" \
+	    RB_CC="$(CC)" RB_CFLAGS="$(EXTRA_CFLAGS)" RB_LDFLAGS="$(LDFLAGS)" \
 	    RBARRIER_FAULT_BIN="$(TEST_WRAP) $(abspath $(BUILD)/rbarrier-fault)" \
 	    bash tests/run.sh $(TESTS)
 
@@ -108,5 +145,53 @@ lint-lua:
 
 clean:
 	rm -rf build
+
+# ---- install ----------------------------------------------------------------
+# The usual GNU names; each can be overridden. Nothing is built as root that
+# `make` has not built already when run first as a user.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+INSTALL ?= install
+
+# The pkg-config file is made at build time for the PREFIX given then, so a
+# different PREFIX at install time rewrites it.
+$(BUILD)/rbarrier.pc: lib/rbarrier.pc.in lib/include/rbarrier.h FORCE
+	@mkdir -p $(dir $@)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e 's|@REQUIRES_PRIVATE@|$(PC_REQUIRES)|' -e 's|@LIBS_PRIVATE@|$(PC_LIBS)|' \
+	    $< > $@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+.PHONY: FORCE
+FORCE:
+
+INSTALLED = $(BINDIR)/rbarrier $(LIBDIR)/librbarrier.a $(LIBDIR)/$(SOLIB) \
+    $(LIBDIR)/$(SONAME) $(LIBDIR)/librbarrier.so $(INCLUDEDIR)/rbarrier.h \
+    $(PKGCONFIGDIR)/rbarrier.pc $(MANDIR)/man1/rbarrier.1 $(BASHCOMPDIR)/rbarrier
+
+install: all
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
+	    $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
+	$(INSTALL) -m 755 $(BUILD)/rbarrier $(DESTDIR)$(BINDIR)/rbarrier
+	$(INSTALL) -m 644 $(BUILD)/librbarrier.a $(DESTDIR)$(LIBDIR)/librbarrier.a
+	$(INSTALL) -m 755 $(BUILD)/$(SOLIB) $(DESTDIR)$(LIBDIR)/$(SOLIB)
+	ln -sf $(SOLIB) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/librbarrier.so
+	$(INSTALL) -m 644 lib/include/rbarrier.h $(DESTDIR)$(INCLUDEDIR)/rbarrier.h
+	$(INSTALL) -m 644 $(BUILD)/rbarrier.pc $(DESTDIR)$(PKGCONFIGDIR)/rbarrier.pc
+	$(INSTALL) -m 644 doc/rbarrier.1 $(DESTDIR)$(MANDIR)/man1/rbarrier.1
+	$(INSTALL) -m 644 completion/rbarrier.bash $(DESTDIR)$(BASHCOMPDIR)/rbarrier
+	@# A real install into a library directory needs the loader cache
+	@# refreshed; a staged one (DESTDIR) leaves that to its package.
+	$(Q)if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" -eq 0 ] && command -v ldconfig >/dev/null; then \
+	    ldconfig; fi
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

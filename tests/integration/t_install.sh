@@ -1,0 +1,59 @@
+# make install / make uninstall into a DESTDIR: every file in its place, the
+# shared library named and linked as promised, exporting exactly the public
+# header's functions; rbarrier.pc carries the header's version; uninstall
+# leaves no file behind.
+. "$RB_TESTS_DIR/lib.sh"
+
+root=$(cd "$RB_TESTS_DIR/.." && pwd)
+build=${RB_BUILD:-$root/build}
+dest=$RB_TEST_TMP/install-$$
+# The outer make's command-line variables and jobserver must not leak in.
+unset MAKEFLAGS MAKELEVEL MFLAGS
+mk() { make -s -C "$root" BUILD="$build" "$@"; }
+
+mk install DESTDIR="$dest" PREFIX=/usr > "$RB_TEST_TMP/install.log" 2>&1
+check "make install DESTDIR=... PREFIX=/usr succeeds" test $? -eq 0
+
+version=$(sed -n 's/^.define RB_VERSION "\(.*\)".*/\1/p' "$root/lib/include/rbarrier.h")
+major=${version%%.*}
+want="usr/bin/rbarrier
+usr/include/rbarrier.h
+usr/lib/librbarrier.a
+usr/lib/librbarrier.so
+usr/lib/librbarrier.so.$major
+usr/lib/librbarrier.so.$version
+usr/lib/pkgconfig/rbarrier.pc
+usr/share/bash-completion/completions/rbarrier
+usr/share/man/man1/rbarrier.1"
+got=$(cd "$dest" && find . \( -type f -o -type l \) | sed 's|^\./||' | sort)
+expect_eq "installed files" "$want" "$got"
+
+lib=$dest/usr/lib
+expect_eq "librbarrier.so -> .so.$major" "librbarrier.so.$major" "$(readlink "$lib/librbarrier.so")"
+expect_eq "librbarrier.so.$major -> .so.$version" "librbarrier.so.$version" \
+    "$(readlink "$lib/librbarrier.so.$major")"
+expect_match "soname is librbarrier.so.$major" "\(SONAME\).*\[librbarrier\.so\.$major\]" \
+    "$(readelf -d "$lib/librbarrier.so.$version")"
+check "the binary is executable and reports the version" \
+    test "$("$dest/usr/bin/rbarrier" --version)" = "rbarrier $version"
+
+# Exactly the header's functions, no internal helper and nothing else.
+public=$(cd "$root" && sh tools/public-symbols.sh "${RB_CC:-cc}")
+exported=$(nm -D --defined-only "$lib/librbarrier.so.$version" | awk '{print $3}' |
+           sed 's/@.*//' | sort -u)
+expect_eq "nm -D exports exactly the public header's functions" "$public" "$exported"
+check "the public header declares some functions" test "$(echo "$public" | wc -l)" -ge 10
+
+pc=$dest/usr/lib/pkgconfig
+expect_eq "rbarrier.pc version is the header's" "$version" \
+    "$(PKG_CONFIG_PATH=$pc pkg-config --modversion rbarrier)"
+expect_eq "pkg-config --libs into the DESTDIR" "-L$dest/usr/lib -lrbarrier" \
+    "$(PKG_CONFIG_PATH=$pc PKG_CONFIG_SYSROOT_DIR=$dest pkg-config --libs rbarrier | sed 's/ *$//')"
+expect_eq "rbarrier.pc prefix" "/usr" \
+    "$(PKG_CONFIG_PATH=$pc pkg-config --variable=prefix rbarrier)"
+
+mk uninstall DESTDIR="$dest" PREFIX=/usr > "$RB_TEST_TMP/uninstall.log" 2>&1
+check "make uninstall succeeds" test $? -eq 0
+expect_eq "make uninstall leaves no file" "" \
+    "$(cd "$dest" && find . \( -type f -o -type l \) | sed 's|^\./||')"
+rm -rf "$dest"
