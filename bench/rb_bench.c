@@ -139,8 +139,9 @@ static redisContext *admin_connect(const rb_url *u)
     redisContext *c;
     redisReply *r;
 
-    c = u->is_unix ? redisConnectUnixWithTimeout(u->path, tv)
-                   : redisConnectWithTimeout(u->host, u->port, tv);
+    c = u->kind == RB_URL_UNIX
+            ? redisConnectUnixWithTimeout(u->path, tv)
+            : redisConnectWithTimeout(u->nodes[0].host, u->nodes[0].port, tv);
     if (c == NULL || c->err)
         die("cannot connect to Redis: %s", c ? c->errstr : "out of memory");
     if (u->has_password) {
@@ -661,12 +662,13 @@ static int cmd_cli(int argc, char **argv)
     if (rbarrier == NULL)
         die("cli: --rbarrier PATH is needed");
     url_of(url, &u);
-    if (u.is_unix || u.has_password || u.db)
+    if (u.kind != RB_URL_TCP || u.nodes_count != 1 || u.tls ||
+        u.has_password || u.db)
         die("cli: give a plain redis://host:port URL");
     if (setenv("RBARRIER_URL", url, 1) != 0)
         die("setenv: %s", strerror(errno));
-    snprintf(port, sizeof(port), "%d", u.port);
-    ping[0] = (char *)rcli; ping[1] = (char *)"-h"; ping[2] = u.host;
+    snprintf(port, sizeof(port), "%d", u.nodes[0].port);
+    ping[0] = (char *)rcli; ping[1] = (char *)"-h"; ping[2] = u.nodes[0].host;
     ping[3] = (char *)"-p"; ping[4] = port; ping[5] = (char *)"PING"; ping[6] = NULL;
     wait_[0] = (char *)rbarrier; wait_[1] = (char *)"wait"; wait_[2] = (char *)"--name";
     wait_[3] = (char *)"bench-cli"; wait_[4] = (char *)"--n"; wait_[5] = (char *)"1";

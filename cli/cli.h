@@ -61,11 +61,15 @@ int cli_parse(int argc, char **argv, void **table, struct arg_end *end,
 /* Print "rbarrier: <msg>" on stderr and return code. */
 int cli_fail(int code, const char *fmt, ...) CLI_PRINTF(2, 3);
 
+/* Fill err with RB_EINVAL and a formatted message; returns RB_EINVAL. */
+int cli_error(rb_error *err, const char *fmt, ...) CLI_PRINTF(2, 3);
+
 /* Exit code for a library result (signal: the signal that cancelled). */
 int cli_exit_code(int rb_rc, int signal_number);
 
 /* Resolve the URL (--url, else $RBARRIER_URL, else the default) and the
- * password ($REDISCLI_AUTH when the URL has none); no I/O. */
+ * password (the URL's, else $REDISCLI_AUTH); a user without a password is
+ * bad input. No I/O; messages never quote the URL. */
 int cli_url(const cli_common *common, rb_url *url, rb_error *err);
 
 /* Make a connection handle whose calls a SIGINT/SIGTERM cancels. Returns

@@ -28,11 +28,24 @@ void cli_common_init(cli_common *c)
 {
     c->help = arg_lit0("h", "help", "print this help and exit");
     c->url = arg_str0(NULL, "url", "URL",
-                      "redis://[user[:pass]@]host[:port][/db] or "
-                      "unix:///path[?db=N] (default $RBARRIER_URL, else "
-                      DEFAULT_URL "; password also from $REDISCLI_AUTH)");
+                      "redis[s]://[[user]:pass@]host[:port][,host2...][/db], "
+                      "unix:///path[?db=N] or redis[s]-sentinel://"
+                      "host:26379[,...][/db]#MASTER (default $RBARRIER_URL, "
+                      "else " DEFAULT_URL "; a password left out of the "
+                      "URL comes from $REDISCLI_AUTH)");
     c->prefix = arg_str0(NULL, "prefix", "P", "key prefix (default rb)");
     c->json = arg_lit0(NULL, "json", "print the outcome as one JSON object");
+}
+
+int cli_error(rb_error *err, const char *fmt, ...)
+{
+    va_list ap;
+
+    err->code = RB_EINVAL;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    va_end(ap);
+    return RB_EINVAL;
 }
 
 int cli_fail(int code, const char *fmt, ...)
@@ -100,19 +113,39 @@ int cli_exit_code(int rc, int signal_number)
 
 int cli_url(const cli_common *common, rb_url *url, rb_error *err)
 {
-    const char *text = common->url->count ? common->url->sval[0]
-                                          : getenv("RBARRIER_URL");
+    const char *text = common->url->count ? common->url->sval[0] : NULL;
     const char *auth = getenv("REDISCLI_AUTH");
-    int rc;
+    int from_env = 0, rc;
 
+    if (text == NULL) {
+        text = getenv("RBARRIER_URL");
+        from_env = text != NULL && text[0] != '\0';
+    }
     if (text == NULL || text[0] == '\0')
         text = DEFAULT_URL;
     rc = rb_url_parse(url, text, err);
-    if (rc == RB_OK && !url->has_password && auth && auth[0]) {
-        snprintf(url->password, sizeof(url->password), "%s", auth);
+    if (rc != RB_OK) {
+        /* Say where the URL came from; the library never quotes it. */
+        char msg[sizeof(err->msg)];
+
+        snprintf(msg, sizeof(msg), "%s: %.480s",
+                 from_env ? "$RBARRIER_URL" : "--url", err->msg);
+        memcpy(err->msg, msg, sizeof(msg));
+        return rc;
+    }
+    /* The password: the URL's, else $REDISCLI_AUTH (redis-cli's rule). */
+    if (!url->has_password && auth && auth[0]) {
+        if (strlen(auth) >= sizeof(url->password))
+            return cli_error(err, "$REDISCLI_AUTH is longer than %zu bytes",
+                             sizeof(url->password) - 1);
+        memcpy(url->password, auth, strlen(auth) + 1);
         url->has_password = 1;
     }
-    return rc;
+    if (url->user[0] && !url->has_password)
+        return cli_error(err, "user '%s' needs a password: put it in "
+                         "$REDISCLI_AUTH (or in the URL, user:PASSWORD@host)",
+                         url->user);
+    return RB_OK;
 }
 
 int cli_prefix(const cli_common *common, const char **out, rb_error *err)

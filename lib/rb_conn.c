@@ -36,7 +36,7 @@
 struct rb_conn {
     rb_url url;
     rb_conn_opts opts;
-    char password[256];
+    char password[RB_URL_PASSWORD_MAX + 1];
     int has_password;
     redisContext *ctx;
     int connected_once;       /* a drop now is retried for the window */
@@ -61,6 +61,14 @@ int rb_conn_new(rb_conn **out, const rb_url *url, const rb_conn_opts *opts,
     *out = NULL;
     if (c == NULL)
         return rb_error__set(err, RB_ENOMEM, "out of memory");
+    if (url->tls || url->kind == RB_URL_SENTINEL || url->nodes_count > 1) {
+        free(c);
+        return rb_error__set(err, RB_EINVAL,
+                             "%s URLs are not supported yet",
+                             url->tls ? "TLS"
+                             : url->kind == RB_URL_SENTINEL ? "sentinel"
+                                                            : "seed-list");
+    }
     c->url = *url;
     c->opts = opts ? *opts : defaults;
     if (c->opts.connect_timeout_ms <= 0)
@@ -68,10 +76,16 @@ int rb_conn_new(rb_conn **out, const rb_url *url, const rb_conn_opts *opts,
     if (c->opts.command_timeout_ms <= 0)
         c->opts.command_timeout_ms = 5000;
     if (c->opts.password) {
-        snprintf(c->password, sizeof(c->password), "%s", c->opts.password);
+        if (strlen(c->opts.password) >= sizeof(c->password)) {
+            free(c);
+            return rb_error__set(err, RB_EINVAL,
+                                 "password is longer than %zu bytes",
+                                 sizeof(c->password) - 1);
+        }
+        memcpy(c->password, c->opts.password, strlen(c->opts.password) + 1);
         c->has_password = 1;
     } else if (url->has_password) {
-        snprintf(c->password, sizeof(c->password), "%s", url->password);
+        memcpy(c->password, url->password, sizeof(c->password));
         c->has_password = 1;
     }
     c->opts.password = NULL;   /* not kept: the caller's memory */
@@ -116,12 +130,14 @@ static void drop(rb_conn *c)
 
 static const char *target(const rb_conn *c, char *buf, size_t len)
 {
-    if (c->url.is_unix)
+    if (c->url.kind == RB_URL_UNIX)
         snprintf(buf, len, "unix://%s", c->url.path);
-    else if (strchr(c->url.host, ':'))
-        snprintf(buf, len, "[%s]:%d", c->url.host, c->url.port);
+    else if (strchr(c->url.nodes[0].host, ':'))
+        snprintf(buf, len, "[%s]:%d", c->url.nodes[0].host,
+                 c->url.nodes[0].port);
     else
-        snprintf(buf, len, "%s:%d", c->url.host, c->url.port);
+        snprintf(buf, len, "%s:%d", c->url.nodes[0].host,
+                 c->url.nodes[0].port);
     return buf;
 }
 
@@ -257,10 +273,11 @@ static io_status connect_once(rb_conn *c, rb_error *err)
 
     tv.tv_sec = c->opts.connect_timeout_ms / 1000;
     tv.tv_usec = (c->opts.connect_timeout_ms % 1000) * 1000;
-    if (c->url.is_unix)
+    if (c->url.kind == RB_URL_UNIX)
         c->ctx = redisConnectUnixWithTimeout(c->url.path, tv);
     else
-        c->ctx = redisConnectWithTimeout(c->url.host, c->url.port, tv);
+        c->ctx = redisConnectWithTimeout(c->url.nodes[0].host,
+                                         c->url.nodes[0].port, tv);
     if (c->ctx == NULL) {
         rb_error__set(err, RB_ENOMEM, "out of memory");
         return IO_FAILED;
@@ -271,7 +288,7 @@ static io_status connect_once(rb_conn *c, rb_error *err)
         drop(c);
         return IO_FAILED;
     }
-    if (!c->url.is_unix)
+    if (c->url.kind != RB_URL_UNIX)
         redisEnableKeepAlive(c->ctx);
     st = handshake(c, err);
     if (st != IO_OK) {

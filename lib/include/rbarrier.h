@@ -49,21 +49,66 @@ int rb_check_id(const char *id, const char *what, rb_error *err);
 
 /* ---- URLs --------------------------------------------------------------- */
 
-typedef struct rb_url {
-    int is_unix;          /* 1: path is set; 0: host and port are */
-    char host[256];
+/* Which kind of server a URL names. */
+typedef enum rb_url_kind {
+    RB_URL_TCP = 0,       /* redis:// or rediss://: one server, or seed nodes
+                             of a cluster (fallbacks), tried in turn */
+    RB_URL_UNIX,          /* unix:///path: a local socket */
+    RB_URL_SENTINEL       /* redis-sentinel:// or rediss-sentinel://: nodes
+                             are sentinels, asked for the master `master` */
+} rb_url_kind;
+
+#define RB_URL_NODES_MAX 16
+#define RB_URL_HOST_MAX 255   /* a DNS name is at most 253 bytes */
+#define RB_URL_PATH_MAX 107   /* sun_path, less its NUL */
+#define RB_URL_USER_MAX 255
+#define RB_URL_PASSWORD_MAX 1023
+
+typedef struct rb_url_node {
+    char host[RB_URL_HOST_MAX + 1]; /* an IPv6 address without brackets */
     int port;
-    char path[108];       /* sun_path size */
+} rb_url_node;
+
+/* A parsed URL. A value type on purpose, not an opaque handle: a caller
+ * parses into its own storage (no allocation, nothing to free on any
+ * path), the CLI fills in --user and $REDISCLI_AUTH by assignment, and
+ * rb_conn_new copies it whole. Every field has a hard limit (above), and
+ * input beyond one is refused with RB_EINVAL, never cut short. */
+typedef struct rb_url {
+    rb_url_kind kind;
+    int tls;              /* rediss:// or rediss-sentinel:// */
+    size_t nodes_count;   /* TCP and SENTINEL: 1..RB_URL_NODES_MAX; UNIX: 0 */
+    rb_url_node nodes[RB_URL_NODES_MAX];
+    char path[RB_URL_PATH_MAX + 1];     /* UNIX */
+    char master[RB_URL_HOST_MAX + 1];   /* SENTINEL: the #MASTER name */
     int db;
-    char user[128];       /* "" when absent */
-    char password[256];   /* "" when absent */
-    int has_password;
+    char user[RB_URL_USER_MAX + 1];     /* "": the default user */
+    char password[RB_URL_PASSWORD_MAX + 1];
+    int has_password;     /* 0: none given (`user:@` too: the CLI may take
+                             one from $REDISCLI_AUTH) */
 } rb_url;
 
-/* Parse redis://[user[:password]@]host[:port][/db] or
- * unix:///path/redis.sock[?db=N]. Percent-escapes in user and password are
- * decoded. @return RB_OK or RB_EINVAL */
+/* Parse one of
+ *   redis://[[user]:password@]host[:port][,host[:port]...][/db]
+ *   rediss://...                        (the same over TLS)
+ *   unix:///path/redis.sock[?db=N]
+ *   redis-sentinel://[[user]:password@]host[:port][,...][/db]#MASTER
+ *   rediss-sentinel://...               (the same over TLS)
+ * Hosts may be IPv6 addresses in brackets ([::1]:6379); ports default to
+ * 6379 (26379 for sentinels). A lone userinfo (`redis://secret@host`) is a
+ * password, as in redis-cli. The userinfo ends at the last '@', so a
+ * password may hold '/', '#' or '@' unescaped; %XX escapes are decoded in
+ * user, password and master. Error messages never quote the URL or any
+ * part of it, since any part may be a mistyped password.
+ * @return RB_OK or RB_EINVAL */
 int rb_url_parse(rb_url *out, const char *text, rb_error *err);
+
+/* Write url back as text into out (always NUL-terminated). The password
+ * is written as `***` unless with_password is set (percent-encoded then),
+ * so messages can show a URL safely.
+ * @return RB_OK, or RB_EINVAL when out is too small */
+int rb_url_format(char *out, size_t outlen, const rb_url *url,
+                  int with_password, rb_error *err);
 
 /* ---- connections -------------------------------------------------------- */
 

@@ -45,8 +45,8 @@ expect_usage "--ttl 0"               "--ttl must be"                 wait --name
 expect_usage "--id with a comma"     "must not contain ','"          wait --name ok --n 2 --id a,b
 expect_usage "unknown flag"          "--bogus"                       wait --name ok --n 2 --bogus
 expect_usage "stray argument"        "unexpected argument|invalid"   wait --name ok --n 2 extra
-expect_usage "bad URL scheme"        "unsupported URL scheme 'http'" wait --name ok --n 2 --url http://127.0.0.1:6379
-expect_usage "port 99999"            "bad port '99999'"              wait --name ok --n 2 --url redis://127.0.0.1:99999
+expect_usage "bad URL scheme"        "unsupported URL scheme"        wait --name ok --n 2 --url http://127.0.0.1:6379
+expect_usage "port 99999"            "bad port in URL"              wait --name ok --n 2 --url redis://127.0.0.1:99999
 expect_usage "bad \$RBARRIER_URL"    "no scheme"                     wait --name ok --n 2 --url localhost
 expect_usage "prefix with a brace"   "prefix must not contain"       wait --name ok --n 2 --prefix "a{"
 expect_usage "unknown command"       "unknown command 'frobnicate'"  frobnicate
