@@ -26,6 +26,7 @@ Q = @
 endif
 
 LUA := $(sort $(wildcard lua/*.lua))
+LUA_INCLUDES := $(sort $(wildcard lua/includes/*.lua))
 LIB_SRC := $(sort $(wildcard lib/*.c))
 CLI_SRC := $(sort $(wildcard cli/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/rb_scripts.o
@@ -51,7 +52,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
         install uninstall
 all: $(BUILD)/rbarrier $(BUILD)/librbarrier.a $(BUILD)/$(SOLIB) $(BUILD)/rbarrier.pc
 
-$(BUILD)/gen/rb_scripts.c: $(LUA) tools/embed-lua.sh
+$(BUILD)/gen/rb_scripts.c: $(LUA) $(LUA_INCLUDES) tools/embed-lua.sh
 	@mkdir -p $(dir $@)
 	$(Q)sh tools/embed-lua.sh $@ $(LUA)
 

@@ -14,7 +14,6 @@
 
 #include "rb_script.h"
 
-#define RB_KEY_MAX 512
 #define RB_LINGER_MAX_S 300   /* ended rounds stay readable this long */
 /* A deadline long past: the call is sent once and never retried. */
 #define RB_ONE_ATTEMPT 1
@@ -23,10 +22,13 @@ typedef struct waiter {
     rb_conn *c;
     const rb_wait_opts *o;
     char base[RB_KEY_MAX];
-    char out_key[RB_KEY_MAX + 32];
+    char nonce_key[RB_KEY_MAX];
+    char in_key[RB_KEY_MAX];
+    char out_key[RB_KEY_MAX];
     char gen[24];
     char lease_ms[24];
     char linger[24];
+    char ttl[24];
     long long deadline;       /* 0: none */
     long long started;
 } waiter;
@@ -66,11 +68,11 @@ static int outcome(const waiter *w, const char *text, rb_error *err)
  * party reports when it did break the round. */
 static int abandon(waiter *w, const char *what, int code, rb_error *err)
 {
-    const char *keys[1] = { w->base };
-    const char *args[5] = { w->gen, w->o->id, what, w->linger, "0" };
+    const char *keys[3] = { w->base, w->in_key, w->out_key };
+    const char *args[5] = { w->gen, w->o->id, what, w->linger, "arrivals" };
     rb_call call = { 0, 0, 0, RB_FAULT_NONE };
     redisReply *r = NULL;
-    rb_error aerr;
+    rb_error aerr = { RB_EPROTO, "unexpected reply to abandon" };
     int rc;
 
     /* A short, uncancellable grace: the break must reach the others. */
@@ -109,13 +111,14 @@ static void timed_out_text(const waiter *w, char *buf, size_t len)
 /* One heartbeat. Returns 1 when the round ended (rc in *rc), 0 to go on. */
 static int heartbeat(waiter *w, rb_progress *prog, int *rc, rb_error *err)
 {
-    const char *keys[1] = { w->base };
-    const char *args[4] = { w->gen, w->o->id, w->lease_ms, w->linger };
+    const char *keys[4] = { w->base, w->in_key, w->out_key, w->nonce_key };
+    const char *args[5] = { w->gen, w->o->id, w->lease_ms, w->linger,
+                            w->ttl };
     rb_call call = { 0, 0, 1, RB_FAULT_NONE };
     redisReply *r = NULL;
 
     call.deadline_ms = w->deadline;
-    *rc = rb_script__run(w->c, RB_SCRIPT_HEARTBEAT, keys, args, 4, &call, &r,
+    *rc = rb_script__run(w->c, RB_SCRIPT_HEARTBEAT, keys, args, 5, &call, &r,
                          err);
     if (*rc != RB_OK)
         return 1;
@@ -232,8 +235,8 @@ int rb_barrier_wait(rb_conn *c, const rb_wait_opts *o, rb_wait_result *res,
 {
     rb_error local;
     waiter w;
-    char nonce[33], n_text[24], ttl_text[24];
-    const char *keys[1];
+    char nonce[33], n_text[24];
+    const char *keys[2];
     const char *args[6];
     rb_call call = { 0, 0, 0, RB_FAULT_ARRIVE_REPLY };
     redisReply *r = NULL;
@@ -258,15 +261,17 @@ int rb_barrier_wait(rb_conn *c, const rb_wait_opts *o, rb_wait_result *res,
         lease_ms = 30;
     slice_ms = lease_ms / 3;
     ttl = o->ttl_s > 0 ? o->ttl_s : 86400;
-    rc = rb_key__build(w.base, sizeof(w.base), o->prefix ? o->prefix : "rb",
-                       o->name, "", err);
-    if (rc != RB_OK)
+    if ((rc = rb_key__barrier(w.base, sizeof(w.base), o->prefix, o->name,
+                              err)) != RB_OK)
+        return rc;
+    if ((rc = rb_key__nonces(w.nonce_key, sizeof(w.nonce_key), w.base,
+                             err)) != RB_OK)
         return rc;
     snprintf(w.lease_ms, sizeof(w.lease_ms), "%lld", lease_ms);
     snprintf(w.linger, sizeof(w.linger), "%lld",
              ttl < RB_LINGER_MAX_S ? ttl : RB_LINGER_MAX_S);
     snprintf(n_text, sizeof(n_text), "%ld", o->n);
-    snprintf(ttl_text, sizeof(ttl_text), "%lld", ttl);
+    snprintf(w.ttl, sizeof(w.ttl), "%lld", ttl);
     rb_random_hex(nonce, 16);
     /* A waiter cut off for longer than its lease is presumed dead by the
      * others: there is no point reconnecting beyond that. */
@@ -282,11 +287,12 @@ int rb_barrier_wait(rb_conn *c, const rb_wait_opts *o, rb_wait_result *res,
         return rc;
 
     keys[0] = w.base;
+    keys[1] = w.nonce_key;
     args[0] = o->id;
     args[1] = nonce;
     args[2] = n_text;
     args[3] = w.lease_ms;
-    args[4] = ttl_text;
+    args[4] = w.ttl;
     args[5] = w.linger;
     /* Not cancellable: once sent, the arrival must be known, so that an
      * interrupted party can break the round it is in. */
@@ -323,7 +329,11 @@ int rb_barrier_wait(rb_conn *c, const rb_wait_opts *o, rb_wait_result *res,
         return RB_OK;
     }
     freeReplyObject(r);
-    snprintf(w.out_key, sizeof(w.out_key), "%s:%s:out", w.base, w.gen);
+    if ((rc = rb_key__round(w.in_key, sizeof(w.in_key), w.base, prog.gen,
+                            "in", err)) != RB_OK ||
+        (rc = rb_key__round(w.out_key, sizeof(w.out_key), w.base, prog.gen,
+                            "out", err)) != RB_OK)
+        return rc;
 
     for (;;) {
         long long now = rb_now_ms(), slice = slice_ms;
@@ -372,9 +382,7 @@ int rb_barrier_status(rb_conn *c, const char *prefix, const char *name,
     memset(out, 0, sizeof(*out));
     if ((rc = rb_check_name(name, "barrier name", err)) != RB_OK)
         return rc;
-    rc = rb_key__build(base, sizeof(base), prefix ? prefix : "rb", name, "",
-                       err);
-    if (rc != RB_OK)
+    if ((rc = rb_key__barrier(base, sizeof(base), prefix, name, err)))
         return rc;
     rc = rb_script__run(c, RB_SCRIPT_STATUS, keys, NULL, 0, &call, &r, err);
     if (rc != RB_OK)
@@ -427,8 +435,8 @@ int rb_barrier_reset(rb_conn *c, const char *prefix, const char *name,
                      rb_error *err)
 {
     rb_error local;
-    char base[RB_KEY_MAX], linger[24], ttl[24];
-    const char *keys[1] = { base };
+    char base[RB_KEY_MAX], nonce_key[RB_KEY_MAX], linger[24], ttl[24];
+    const char *keys[2] = { base, nonce_key };
     const char *args[2] = { linger, ttl };
     rb_call call = { 0, 0, 1, RB_FAULT_NONE };
     redisReply *r = NULL;
@@ -439,9 +447,9 @@ int rb_barrier_reset(rb_conn *c, const char *prefix, const char *name,
         err = &local;
     if ((rc = rb_check_name(name, "barrier name", err)) != RB_OK)
         return rc;
-    rc = rb_key__build(base, sizeof(base), prefix ? prefix : "rb", name, "",
-                       err);
-    if (rc != RB_OK)
+    if ((rc = rb_key__barrier(base, sizeof(base), prefix, name, err)))
+        return rc;
+    if ((rc = rb_key__nonces(nonce_key, sizeof(nonce_key), base, err)))
         return rc;
     snprintf(linger, sizeof(linger), "%ld",
              t < RB_LINGER_MAX_S ? t : RB_LINGER_MAX_S);

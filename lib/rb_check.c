@@ -80,18 +80,3 @@ int rb_check_number(const char *text, const char *what, int *is_float,
         *is_float = dots > 0;
     return RB_OK;
 }
-
-int rb_key__build(char *buf, size_t len, const char *prefix,
-                  const char *name, const char *suffix, rb_error *err)
-{
-    size_t need = strlen(prefix) + strlen(name) + strlen(suffix) + 4;
-
-    if (need > len)
-        return rb_error__set(err, RB_EINVAL, "key for '%s' is too long", name);
-    strcpy(buf, prefix);
-    strcat(buf, ":{");
-    strcat(buf, name);
-    strcat(buf, "}");
-    strcat(buf, suffix);
-    return RB_OK;
-}

@@ -48,9 +48,29 @@ void rb_conn__set_no_blmove(rb_conn *c);
 /* 1 when the cancel fd is readable now. */
 int rb_conn__cancelled(const rb_conn *c);
 
-/* Build "<prefix>:{<name>}<suffix>" into buf. @return RB_OK or RB_EINVAL */
-int rb_key__build(char *buf, size_t len, const char *prefix,
-                  const char *name, const char *suffix, rb_error *err);
+/* ---- the key layout (rb_keys.c; its Lua half: lua/includes/keys.lua) ---- */
+
+#define RB_KEY_MAX 512
+
+/* "<prefix>:{NAME}", the barrier's base key (prefix NULL: "rb").
+ * @return RB_OK or RB_EINVAL (too long for len) */
+int rb_key__barrier(char *buf, size_t len, const char *prefix,
+                    const char *name, rb_error *err);
+/* "<base>:<gen>:<part>", part "in" or "out". */
+int rb_key__round(char *buf, size_t len, const char *base, long long gen,
+                  const char *part, rb_error *err);
+/* "<base>:nonce", the barrier's (id -> nonce gen count) hash. */
+int rb_key__nonces(char *buf, size_t len, const char *base, rb_error *err);
+/* A parameter's keys, each len bytes: "<prefix>:{param:P}", and when worker
+ * is not NULL its ":local:<worker>" and ":local:<worker>:train" keys. */
+int rb_key__param(char *global, char *localk, char *traink, size_t len,
+                  const char *prefix, const char *param, const char *worker,
+                  rb_error *err);
+/* The Redis Cluster slot of a key: CRC16 of its {tag} (of the whole key
+ * when it has no non-empty tag) mod 16384, as redis' keyHashSlot. */
+unsigned rb_key__slot(const char *key, size_t len);
+/* 1 when all count keys hash to one slot (a script may touch only one). */
+int rb_key__same_slot(const char *const *keys, int count);
 
 /* Test builds: whether `point` is armed, consuming one firing. */
 int rb_fault__fire(rb_fault_point point);

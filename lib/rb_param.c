@@ -11,13 +11,10 @@
 
 #include "rb_script.h"
 
-#define RB_KEY_MAX 512
-
 static int param_keys(char *global, char *localk, char *traink,
                       const char *prefix, const char *param,
                       const char *worker, rb_error *err)
 {
-    char tag[RB_NAME_MAX + 8], suffix[RB_NAME_MAX + 16];
     int rc;
 
     if ((rc = rb_check_name(param, "param", err)) != RB_OK)
@@ -26,17 +23,8 @@ static int param_keys(char *global, char *localk, char *traink,
         return rc;
     if (worker && (rc = rb_check_id(worker, "worker", err)) != RB_OK)
         return rc;
-    snprintf(tag, sizeof(tag), "param:%s", param);
-    prefix = prefix ? prefix : "rb";
-    if ((rc = rb_key__build(global, RB_KEY_MAX, prefix, tag, "", err)))
-        return rc;
-    if (worker == NULL)
-        return RB_OK;
-    snprintf(suffix, sizeof(suffix), ":local:%s", worker);
-    if ((rc = rb_key__build(localk, RB_KEY_MAX, prefix, tag, suffix, err)))
-        return rc;
-    snprintf(suffix, sizeof(suffix), ":local:%s:train", worker);
-    return rb_key__build(traink, RB_KEY_MAX, prefix, tag, suffix, err);
+    return rb_key__param(global, localk, traink, RB_KEY_MAX, prefix, param,
+                         worker, err);
 }
 
 static int copy_str(const redisReply *r, char *out, size_t outlen,

@@ -25,6 +25,11 @@ int rb_script__run(rb_conn *c, rb_script_id id, const char *const *keys,
     if (3 + s->numkeys + nargs > RB_SCRIPT_ARGS_MAX)
         return rb_error__set(err, RB_EINVAL, "script %s: too many arguments",
                              s->name);
+    /* One script, one slot: in a cluster anything else is refused with
+     * CROSSSLOT, and on one server it would be a key layout bug. */
+    if (!rb_key__same_slot(keys, s->numkeys))
+        return rb_error__set(err, RB_EINVAL, "script %s: keys span more "
+                             "than one hash slot (%s)", s->name, keys[0]);
     numkeys[0] = (char)('0' + s->numkeys);
     numkeys[1] = '\0';
     argv[argc++] = "EVALSHA";

@@ -3,12 +3,14 @@
 . "$RB_TESTS_DIR/lib.sh"
 
 root=$(cd "$RB_TESTS_DIR/.." && pwd)
+# What is sent is the script with its includes expanded.
+expanded() { sh "$root/tools/embed-lua.sh" --expand "$1"; }
 for f in "$root"/lua/*.lua; do
-    expect_eq "SCRIPT LOAD of $(basename "$f") gives its file SHA1" \
-        "$(sha1sum "$f" | cut -d' ' -f1)" "$(rcli -x SCRIPT LOAD < "$f")"
+    expect_eq "SCRIPT LOAD of $(basename "$f") (expanded) gives its SHA1" \
+        "$(expanded "$f" | sha1sum | cut -d' ' -f1)" "$(expanded "$f" | rcli -x SCRIPT LOAD)"
 done
 
-arrive_sha=$(sha1sum "$root/lua/arrive-1.lua" | cut -d' ' -f1)
+arrive_sha=$(expanded "$root/lua/arrive-2.lua" | sha1sum | cut -d' ' -f1)
 rcli SCRIPT FLUSH >/dev/null
 expect_eq "after SCRIPT FLUSH the arrive script is gone" 0 "$(rcli SCRIPT EXISTS "$arrive_sha")"
 rb wait --name "$(fresh flush1)" --n 1
@@ -41,7 +43,7 @@ rb wait --name "$name" --n 2 --id first --lease 0.6 --timeout 20 &
 first=$!
 wait_arrived "$name" 1
 rcli SCRIPT FLUSH >/dev/null
-hb_sha=$(sha1sum "$root/lua/heartbeat-1.lua" | cut -d' ' -f1)
+hb_sha=$(expanded "$root/lua/heartbeat-4.lua" | sha1sum | cut -d' ' -f1)
 script_cached() { [ "$(rcli SCRIPT EXISTS "$1")" = 1 ]; }
 wait_until 10 script_cached "$hb_sha"
 expect_eq "the waiting party's heartbeat reloaded its script" 0 $?

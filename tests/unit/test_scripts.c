@@ -36,7 +36,7 @@ static void test_scripts_well_formed(void **state)
         assert_int_equal(strlen(s->sha1), 40);
         assert_int_equal(strspn(s->sha1, "0123456789abcdef"), 40);
         assert_int_equal(strlen(s->source), s->length);
-        assert_in_range(s->numkeys, 1, 3);
+        assert_in_range(s->numkeys, 1, 4);
         assert_non_null(strstr(s->source, "KEYS[1]"));
         assert_non_null(strstr(s->source, "Returns"));
     }

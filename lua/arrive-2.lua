@@ -4,12 +4,13 @@
 -- be one step: two parties completing the same round at once would
 -- otherwise both push an outcome, or neither.
 --
--- KEYS[1]  barrier base key, rb:{NAME}. The per-round keys are derived from
---          it (rb:{NAME}:<gen>:in, rb:{NAME}:<gen>:out, rb:{NAME}:nonce); they
---          share its {NAME} hash tag, so they live in the same cluster slot.
--- ARGV[1]  party id (string, no whitespace)
--- ARGV[2]  nonce of this wait call (string)
--- ARGV[3]  n, the party count the caller expects (integer >= 1)
+-- KEYS[1]  barrier base key, rb:{NAME} (hash: gen, n). The round's keys
+--          (rb:{NAME}:<gen>:in, :out) are derived from it, as the caller
+--          cannot know gen before this script reads it.
+-- KEYS[2]  the barrier's nonce hash, rb:{NAME}:nonce
+-- ARGV[1]  party id (1..200 bytes, no whitespace, braces or commas)
+-- ARGV[2]  nonce of this wait call (no whitespace)
+-- ARGV[3]  n, the party count the caller expects (integer 1..100000)
 -- ARGV[4]  lease in milliseconds (integer >= 1)
 -- ARGV[5]  ttl of idle state in seconds (integer >= 1)
 -- ARGV[6]  linger of ended rounds in seconds (integer >= 1)
@@ -19,6 +20,7 @@
 --   {'done', gen, count, n}   this arrival completed the round ('ok' pushed)
 --   {'badn', open_n}          the open round was fixed at another n; nothing
 --                             was written
+-- A bad argument is an error reply, and nothing is written.
 -- A retried call with the same (id, nonce) gets its first answer back: the
 -- same gen and count, 'done' if that arrival completed the round, else
 -- 'wait' (on that gen, whose out list may already hold the outcome). So a
@@ -26,11 +28,21 @@
 -- round, and the party that completed a round still knows it did. The
 -- nonces hash keeps '<nonce> <gen> <count>' per id.
 
-local base = KEYS[1]
-local id, nonce = ARGV[1], ARGV[2]
-local n, lease, ttl, linger = tonumber(ARGV[3]), tonumber(ARGV[4]),
-                              tonumber(ARGV[5]), tonumber(ARGV[6])
-local nonces = base .. ':nonce'
+--- @include "includes/args.lua"
+--- @include "includes/time.lua"
+--- @include "includes/keys.lua"
+--- @include "includes/round.lua"
+
+local base, nonces = KEYS[1], KEYS[2]
+if nonces ~= base .. ':nonce' then
+  error({err = 'ERR KEYS[2] must be the barrier\'s nonce key'})
+end
+local id = word_arg(1, 'id', false)
+local nonce = word_arg(2, 'nonce', true)
+local n = int_arg(3, 'n', 1, 100000)
+local lease = int_arg(4, 'lease ms', 1, 1e12)
+local ttl = int_arg(5, 'ttl', 1, 1e9)
+local linger = int_arg(6, 'linger', 1, 1e9)
 
 local prev = redis.call('HGET', nonces, id)
 if prev then
@@ -42,27 +54,23 @@ if prev then
   end
 end
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-
+local now = now_ms()
 local state = redis.call('HMGET', base, 'gen', 'n')
-local gen = tonumber(state[1] or '1')
+local gen = tonumber(state[1] or '1') or 1
 local open_n = state[2]
+local inkey, outkey = round_key(base, gen, 'in'), round_key(base, gen, 'out')
 
 -- A round whose member let its lease run out is dead: nobody will complete
 -- it. Break it for anyone still blocked on it, then join a fresh round.
 if open_n then
-  local inkey = base .. ':' .. gen .. ':in'
   local dead = redis.call('ZRANGEBYSCORE', inkey, '-inf', '(' .. now,
                           'LIMIT', 0, 1)
   if #dead > 0 and dead[1] ~= id then
-    local outkey = base .. ':' .. gen .. ':out'
-    redis.call('RPUSH', outkey, 'broken lease of ' .. dead[1] .. ' expired')
-    redis.call('EXPIRE', outkey, linger)
-    redis.call('EXPIRE', inkey, linger)
+    break_round(base, gen, inkey, outkey,
+                'lease of ' .. dead[1] .. ' expired', linger)
     gen = gen + 1
     open_n = false
-    redis.call('HDEL', base, 'n')
+    inkey, outkey = round_key(base, gen, 'in'), round_key(base, gen, 'out')
   end
 end
 
@@ -70,14 +78,14 @@ if open_n and tonumber(open_n) ~= n then
   return {'badn', tonumber(open_n)}
 end
 
-local inkey = base .. ':' .. gen .. ':in'
-local outkey = base .. ':' .. gen .. ':out'
 redis.call('ZADD', inkey, now + lease, id)
 local count = redis.call('ZCARD', inkey)
+local keep = open_expiry(ttl, lease)
 redis.call('HSET', nonces, id, nonce .. ' ' .. gen .. ' ' .. count)
-redis.call('EXPIRE', nonces, ttl)
+redis.call('EXPIRE', nonces, keep)
 
 if count >= n then
+  -- The one place a round passes.
   redis.call('RPUSH', outkey, 'ok')
   redis.call('EXPIRE', outkey, linger)
   redis.call('EXPIRE', inkey, linger)
@@ -88,10 +96,10 @@ if count >= n then
 end
 
 -- The round's first arrival fixes n and the expiries; later arrivals of the
--- same round find them set (fewer calls per round on the hot path).
+-- same round find them set, and the waiters' heartbeats keep them alive.
 if count == 1 then
   redis.call('HSET', base, 'gen', gen, 'n', n)
-  redis.call('EXPIRE', base, ttl)
-  redis.call('EXPIRE', inkey, ttl)
+  redis.call('EXPIRE', base, keep)
+  redis.call('EXPIRE', inkey, keep)
 end
 return {'wait', gen, count, n}

@@ -1,0 +1,126 @@
+/*
+ * The key layout, in one place (the Lua side derives the per-round keys
+ * from the base key in lua/includes/keys.lua):
+ *
+ *   <prefix>:{NAME}                      barrier hash: gen, n
+ *   <prefix>:{NAME}:<gen>:in             the round's members (sorted set)
+ *   <prefix>:{NAME}:<gen>:out            the round's outcome (list)
+ *   <prefix>:{NAME}:nonce                (id -> nonce gen count) hash
+ *   <prefix>:{param:NAME}                a parameter's global value
+ *   <prefix>:{param:NAME}:local:<w>      worker w's local copy
+ *   <prefix>:{param:NAME}:local:<w>:train  w's last train call
+ *
+ * Every key of one barrier or parameter carries the same {tag}, so each
+ * script touches one cluster slot; rb_key__slot computes it as Redis'
+ * keyHashSlot does, and the script runner checks it before each call.
+ */
+#include "fmacros.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "rb_internal.h"
+
+static int build(char *buf, size_t len, const char *prefix, const char *tag1,
+                 const char *tag2, const char *suffix, rb_error *err)
+{
+    int n = snprintf(buf, len, "%s:{%s%s}%s", prefix ? prefix : "rb", tag1,
+                     tag2, suffix);
+
+    if (n < 0 || (size_t)n >= len)
+        return rb_error__set(err, RB_EINVAL, "key for '%s%s' is too long",
+                             tag1, tag2);
+    return RB_OK;
+}
+
+int rb_key__barrier(char *buf, size_t len, const char *prefix,
+                    const char *name, rb_error *err)
+{
+    return build(buf, len, prefix, "", name, "", err);
+}
+
+int rb_key__round(char *buf, size_t len, const char *base, long long gen,
+                  const char *part, rb_error *err)
+{
+    int n = snprintf(buf, len, "%s:%lld:%s", base, gen, part);
+
+    if (n < 0 || (size_t)n >= len)
+        return rb_error__set(err, RB_EINVAL, "round key too long");
+    return RB_OK;
+}
+
+int rb_key__nonces(char *buf, size_t len, const char *base, rb_error *err)
+{
+    int n = snprintf(buf, len, "%s:nonce", base);
+
+    if (n < 0 || (size_t)n >= len)
+        return rb_error__set(err, RB_EINVAL, "nonce key too long");
+    return RB_OK;
+}
+
+int rb_key__param(char *global, char *localk, char *traink, size_t len,
+                  const char *prefix, const char *param, const char *worker,
+                  rb_error *err)
+{
+    char suffix[RB_NAME_MAX + 16];
+    int rc;
+
+    if ((rc = build(global, len, prefix, "param:", param, "", err)) != RB_OK)
+        return rc;
+    if (worker == NULL)
+        return RB_OK;
+    snprintf(suffix, sizeof(suffix), ":local:%s", worker);
+    if ((rc = build(localk, len, prefix, "param:", param, suffix, err)))
+        return rc;
+    snprintf(suffix, sizeof(suffix), ":local:%s:train", worker);
+    return build(traink, len, prefix, "param:", param, suffix, err);
+}
+
+/* CRC16-CCITT (XModem), polynomial 0x1021, as in Redis' crc16.c. */
+static unsigned crc16(const char *buf, size_t len)
+{
+    unsigned crc = 0;
+    size_t i;
+    int b;
+
+    for (i = 0; i < len; i++) {
+        crc ^= (unsigned)(unsigned char)buf[i] << 8;
+        for (b = 0; b < 8; b++)
+            crc = (crc & 0x8000) ? ((crc << 1) ^ 0x1021) & 0xffff
+                                 : (crc << 1) & 0xffff;
+    }
+    return crc;
+}
+
+unsigned rb_key__slot(const char *key, size_t len)
+{
+    size_t s, e;
+
+    /* As keyHashSlot: the first '{', then the first '}' after it; an
+     * empty or unclosed tag hashes the whole key. */
+    for (s = 0; s < len; s++)
+        if (key[s] == '{')
+            break;
+    if (s == len)
+        return crc16(key, len) & 16383;
+    for (e = s + 1; e < len; e++)
+        if (key[e] == '}')
+            break;
+    if (e == len || e == s + 1)
+        return crc16(key, len) & 16383;
+    return crc16(key + s + 1, e - s - 1) & 16383;
+}
+
+int rb_key__same_slot(const char *const *keys, int count)
+{
+    unsigned slot;
+    int i;
+
+    if (count <= 0)
+        return 1;
+    slot = rb_key__slot(keys[0], strlen(keys[0]));
+    for (i = 1; i < count; i++)
+        if (rb_key__slot(keys[i], strlen(keys[i])) != slot)
+            return 0;
+    return 1;
+}

@@ -1,0 +1,55 @@
+-- abandon: end a round this party is leaving early (its timeout expired, it
+-- was interrupted, or its --once command failed), unless the round already
+-- has an outcome, which then wins: a pass at the last millisecond is a pass.
+--
+-- Atomic because checking for an outcome and pushing ours must not let an
+-- arrival complete the round in between.
+--
+-- KEYS[1]  barrier base key, rb:{NAME}
+-- KEYS[2]  the round's members, rb:{NAME}:<gen>:in
+-- KEYS[3]  the round's outcome, rb:{NAME}:<gen>:out
+-- ARGV[1]  gen, the round being left (integer >= 1)
+-- ARGV[2]  party id (a member of the round)
+-- ARGV[3]  what happened, e.g. 'timed out after 30s' (1..300 bytes, no
+--          control characters)
+-- ARGV[4]  linger of ended rounds in seconds (integer >= 1)
+-- ARGV[5]  'arrivals': the reason is '<id> <what> (k/n arrived: a,b,..)';
+--          'plain': the reason is <what> as given. Either way the outcome
+--          pushed is 'broken <reason>': only arrive passes a round.
+--
+-- Returns one of
+--   {'out', outcome}       an outcome was already there; nothing written
+--   {'broken', outcome}    this call broke the round with that outcome
+--   {'lost'}               the caller is not in the round (state lost);
+--                          nothing written
+-- A bad argument is an error reply, and nothing is written.
+
+--- @include "includes/args.lua"
+--- @include "includes/keys.lua"
+--- @include "includes/round.lua"
+
+local base, inkey, outkey = KEYS[1], KEYS[2], KEYS[3]
+local gen = int_arg(1, 'gen', 1, 1e15)
+local id = word_arg(2, 'id', false)
+local what = ARGV[3]
+if type(what) ~= 'string' or #what == 0 or #what > 300 or
+   string.find(what, '[%z\1-\31\127]') then
+  bad_arg(3, 'what')
+end
+local linger = int_arg(4, 'linger', 1, 1e9)
+local form = ARGV[5]
+if form ~= 'arrivals' and form ~= 'plain' then bad_arg(5, 'form') end
+check_round_keys(base, gen, inkey, outkey)
+
+local out = redis.call('LINDEX', outkey, 0)
+if out then return {'out', out} end
+if not redis.call('ZSCORE', inkey, id) then return {'lost'} end
+
+local reason = what
+if form == 'arrivals' then
+  local members = redis.call('ZRANGE', inkey, 0, -1)
+  local n = redis.call('HGET', base, 'n') or '?'
+  reason = id .. ' ' .. what .. ' (' .. #members .. '/' .. n ..
+           ' arrived: ' .. table.concat(members, ',') .. ')'
+end
+return {'broken', break_round(base, gen, inkey, outkey, reason, linger)}

@@ -1,0 +1,68 @@
+-- heartbeat: renew this party's lease between two wait slices, keep the
+-- open round's keys alive, and break the round if any other party's lease
+-- has run out.
+--
+-- Atomic because "is there an outcome?", "is anyone dead?" and "break it"
+-- must not interleave with an arrival completing the same round.
+--
+-- KEYS[1]  barrier base key, rb:{NAME}
+-- KEYS[2]  the round's members, rb:{NAME}:<gen>:in
+-- KEYS[3]  the round's outcome, rb:{NAME}:<gen>:out
+-- KEYS[4]  the barrier's nonce hash, rb:{NAME}:nonce
+-- ARGV[1]  gen, the round this party is waiting in (integer >= 1)
+-- ARGV[2]  party id
+-- ARGV[3]  lease in milliseconds (integer >= 1)
+-- ARGV[4]  linger of ended rounds in seconds (integer >= 1)
+-- ARGV[5]  ttl of idle state in seconds (integer >= 1)
+--
+-- Returns one of
+--   {'out', outcome}       the round has ended ('ok' or 'broken <reason>');
+--                          possibly just now, by this call
+--   {'wait', count, n}     still open; lease and the round's keys renewed
+--   {'lost'}               this party's entry in the round is gone: the
+--                          state was lost (Redis restarted empty, or the
+--                          keys were deleted or expired)
+-- A bad argument is an error reply, and nothing is written.
+
+--- @include "includes/args.lua"
+--- @include "includes/time.lua"
+--- @include "includes/keys.lua"
+--- @include "includes/round.lua"
+
+local base, inkey, outkey, nonces = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local gen = int_arg(1, 'gen', 1, 1e15)
+local id = word_arg(2, 'id', false)
+local lease = int_arg(3, 'lease ms', 1, 1e12)
+local linger = int_arg(4, 'linger', 1, 1e9)
+local ttl = int_arg(5, 'ttl', 1, 1e9)
+check_round_keys(base, gen, inkey, outkey)
+if nonces ~= base .. ':nonce' then
+  error({err = 'ERR KEYS[4] must be the barrier\'s nonce key'})
+end
+
+-- This party's entry first: a round it is not in is not its round, even
+-- when an outcome is there (a server that restarted empty can reach the
+-- same gen number again with other parties).
+if not redis.call('ZSCORE', inkey, id) then return {'lost'} end
+
+local out = redis.call('LINDEX', outkey, 0)
+if out then return {'out', out} end
+
+local now = now_ms()
+redis.call('ZADD', inkey, 'XX', now + lease, id)
+
+local dead = redis.call('ZRANGEBYSCORE', inkey, '-inf', '(' .. now,
+                        'LIMIT', 0, 1)
+if #dead > 0 then
+  return {'out', break_round(base, gen, inkey, outkey,
+                             'lease of ' .. dead[1] .. ' expired', linger)}
+end
+
+-- While anyone waits, nothing of the open round may expire (--ttl is for
+-- idle state).
+local keep = open_expiry(ttl, lease)
+redis.call('EXPIRE', inkey, keep)
+redis.call('EXPIRE', base, keep)
+redis.call('EXPIRE', nonces, keep)
+return {'wait', redis.call('ZCARD', inkey),
+        tonumber(redis.call('HGET', base, 'n') or '0')}

@@ -1,0 +1,15 @@
+-- A round's keys, derived from the barrier's base key rb:{NAME} exactly as
+-- lib/rb_keys.c derives them: rb:{NAME}:<gen>:in and rb:{NAME}:<gen>:out.
+-- They share the base key's {NAME} hash tag, so one cluster slot.
+local function round_key(base, gen, part)
+  return base .. ':' .. gen .. ':' .. part
+end
+
+-- A hostile or buggy caller must not make a script write to keys of
+-- another round than the one its ARGV names.
+local function check_round_keys(base, gen, inkey, outkey)
+  if inkey ~= round_key(base, gen, 'in') or
+     outkey ~= round_key(base, gen, 'out') then
+    error({err = 'ERR round keys do not match the barrier and gen'})
+  end
+end
