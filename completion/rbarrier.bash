@@ -16,7 +16,7 @@ _rbarrier_help()
 _rbarrier()
 {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=
-    local prog=${COMP_WORDS[0]} sub= i flag values help
+    local prog=${COMP_WORDS[0]} sub= i flag line values choices help
     COMPREPLY=()
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
 
@@ -30,11 +30,11 @@ _rbarrier()
     done
     ((COMP_CWORD > 1)) && sub=${COMP_WORDS[1]}
 
-    if [[ -z $sub ]]; then
+    if [[ -z $sub || ($sub == help && COMP_CWORD -eq 2) ]]; then
         help=$(_rbarrier_help "$prog")
-        COMPREPLY=($(compgen -W "$(awk '/^commands:/ { on = 1; next }
-                on && /^  [a-z]/ { print $1 }' <<<"$help") --help --version" \
-            -- "$cur"))
+        COMPREPLY=($(compgen -W "$(awk 'tolower($0) ~ /^commands:/ { on = 1; next }
+                on && /^ +[a-z]/ { print $1; next } on && /^$/ { on = 0 }' <<<"$help")
+                $([[ -z $sub ]] && echo --help --version)" -- "$cur"))
         return
     fi
 
@@ -48,28 +48,37 @@ _rbarrier()
 
     help=$(_rbarrier_help "$prog" "$sub")
     if [[ $flag == --* && $cur != -* ]]; then
-        # The placeholder of this flag in the help: "--flag=PLACEHOLDER".
-        values=$(awk -v f="$flag" '$1 == f || index($1, f "=") == 1 {
-                sub(/^[^=]*=?/, "", $1); print $1; exit }' <<<"$help")
+        # This flag's option line in the help; a fixed set of values shows
+        # as "a|b|c" in its placeholder (--reduce=max|min|sum|all) or its
+        # description. No placeholder: the flag takes no value.
+        line=$(awk -v f="$flag" '{ for (i = 1; i <= 2 && i <= NF; i++) {
+                w = $i; sub(/,$/, "", w)
+                if (w == f || index(w, f "=") == 1) { print; exit } } }' <<<"$help")
+        values=$(grep -oE -- "$flag[= ][^ ]+" <<<"$line" | head -n 1)
+        values=${values#"$flag"?}
+        choices=$(grep -oE '(^|[ =(])[a-z0-9]+(\|[a-z0-9]+)+' <<<"$line" | head -n 1)
+        choices=${choices#[ =(]}
         case $flag in
-        --cacert | --cert | --key | --once)
+        --cacert | --cert | --key)
             COMPREPLY=($(compgen -f -- "$cur"))
+            return ;;
+        --once)
+            COMPREPLY=($(compgen -c -- "$cur"))
             return ;;
         --cacertdir)
             COMPREPLY=($(compgen -d -- "$cur"))
             return ;;
         esac
-        if [[ $values == *'|'* ]]; then
-            COMPREPLY=($(compgen -W "${values//|/ }" -- "$cur"))
+        if [[ -n $choices ]]; then
+            COMPREPLY=($(compgen -W "${choices//|/ }" -- "$cur"))
             return
         elif [[ -n $values ]]; then
             return   # a free value (NAME, SEC, URL): nothing to offer
         fi
     fi
-    # Flags: the first word of each option line of the subcommand's help.
-    COMPREPLY=($(compgen -W "$(awk '/^ +(-[a-zA-Z], )?--[a-z]/ {
-            for (i = 1; i <= NF; i++) if ($i ~ /^--[a-z]/) {
-                sub(/[=,].*/, "", $i); print $i; break } }' <<<"$help")" \
-        -- "$cur"))
+    # Flags: those before the description on each option line of the help
+    # ("  -h, --help   print ...", "  --name=NAME   barrier name").
+    COMPREPLY=($(compgen -W "$(sed -nE 's/^ +(-[A-Za-z0-9](, |  +| ))?(--[a-z])/\3/p' <<<"$help" |
+        sed -E 's/  .*//' | grep -oE -- '--[a-z][a-z0-9-]*')" -- "$cur"))
 }
 complete -F _rbarrier rbarrier

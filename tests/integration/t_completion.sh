@@ -1,0 +1,46 @@
+# Bash completion (completion/rbarrier.bash) driven as bash drives it:
+# source it, set COMP_WORDS and COMP_CWORD, call the function, read
+# COMPREPLY. Subcommands and flags come from the program's own --help.
+. "$RB_TESTS_DIR/lib.sh"
+
+root=$(cd "$RB_TESTS_DIR/.." && pwd)
+bin=${RBARRIER##* }            # the binary, without a valgrind prefix
+mkdir -p "$RB_TEST_TMP/compbin"
+ln -sf "$bin" "$RB_TEST_TMP/compbin/rbarrier"
+
+# complete WORD...: the offers for the last word (words as typed so far).
+complete_words() {
+    PATH="$RB_TEST_TMP/compbin:$PATH" bash -c '
+        . "$1"; shift
+        COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+        COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
+        _rbarrier rbarrier "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}"
+        [ ${#COMPREPLY[@]} -eq 0 ] || printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " "' \
+        _ "$root/completion/rbarrier.bash" "$@"
+}
+
+expect_eq "rbarrier w -> wait worker" "wait worker " "$(complete_words rbarrier w)"
+expect_match "rbarrier '' -> every subcommand" "^(.* )?demo .*status .*train .*wait worker" \
+    "$(complete_words rbarrier '')"
+expect_eq "rbarrier --v -> --version" "--version " "$(complete_words rbarrier --v)"
+expect_eq "rbarrier wait --ti -> --timeout" "--timeout " "$(complete_words rbarrier wait --ti)"
+expect_eq "rbarrier wait --timeout '' -> nothing (a free value)" "" \
+    "$(complete_words rbarrier wait --timeout '')"
+expect_eq "rbarrier train --b -> --by" "--by " "$(complete_words rbarrier train --b)"
+expect_eq "rbarrier status --name x --j -> --json" "--json " \
+    "$(complete_words rbarrier status --name x --j)"
+expect_eq "rbarrier get -- (flags only of get)" "" \
+    "$(complete_words rbarrier get -- | tr ' ' '\n' | grep -xE -- '--(n|worker|by)')"
+expect_match "rbarrier worker --w -> --worker --workers" "^--worker --workers $" \
+    "$(complete_words rbarrier worker --w)"
+
+if rb wait --help | grep -q -- '--reduce'; then
+    expect_eq "rbarrier wait --re -> --reduce" "--reduce " "$(complete_words rbarrier wait --re)"
+    expect_eq "rbarrier wait --reduce '' -> all max min sum" "all max min sum " \
+        "$(complete_words rbarrier wait --reduce '')"
+    expect_eq "rbarrier wait --reduce=m -> max min" "max min " \
+        "$(complete_words rbarrier wait --reduce = m)"
+else
+    echo "skip - wait has no --reduce yet: its completion is not checked"
+fi
+
