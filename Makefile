@@ -98,11 +98,13 @@ $(BUILD)/rbarrier: $(CLI_OBJ) $(BUILD)/librbarrier.a
 $(BUILD)/rbarrier-fault: $(FCLI_OBJ) $(BUILD)/librbarrier-fault.a
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(FCLI_OBJ) $(BUILD)/librbarrier-fault.a $(LIBS) $(LDFLAGS)
 
-# Unit tests link the library plus the CLI's pure option parsing.
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/librbarrier.a $(BUILD)/obj/cli/opts.o
+# Unit tests link the library plus the CLI's pure parts (option values,
+# the JSON writer).
+CLI_PURE_OBJ := $(BUILD)/obj/cli/opts.o $(BUILD)/obj/cli/json.o
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/librbarrier.a $(CLI_PURE_OBJ)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Wno-missing-prototypes -Icli -o $@ $< \
-	    $(BUILD)/obj/cli/opts.o $(BUILD)/librbarrier.a -lcmocka $(LIBS) $(LDFLAGS)
+	    $(CLI_PURE_OBJ) $(BUILD)/librbarrier.a -lcmocka $(LIBS) $(LDFLAGS)
 
 unit: $(UNIT_BIN)
 	$(Q)fails=0; for t in $(UNIT_BIN); do $(TEST_WRAP) $$t || fails=$$((fails+1)); done; \

@@ -10,6 +10,8 @@
 
 #include "rbarrier.h"
 
+#include "json.h"
+
 #if defined(__GNUC__)
 #define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
@@ -58,8 +60,29 @@ int cli_parse(int argc, char **argv, void **table, struct arg_end *end,
               const cli_common *common, const char *cmd,
               const char *description);
 
-/* Print "rbarrier: <msg>" on stderr and return code. */
+/* ---- output ----
+ * Messages: "rbarrier: <msg>" on stderr, control characters escaped, one
+ * write(2) per line. --json: one object per command on stdout, built by the
+ * command in cli_out_json() and ended by cli_done (README "JSON"). */
+
+/* Say msg (formatted) on stderr, end the --json object with outcome and
+ * reason from code and msg, and return code. */
 int cli_fail(int code, const char *fmt, ...) CLI_PRINTF(2, 3);
+/* Say a line on stderr without ending anything (warnings, notes). */
+void cli_message(const char *fmt, ...) CLI_PRINTF(1, 2);
+void cli_say(const char *msg);
+/* The command's JSON object under --json, NULL otherwise (or once written).
+ * Add the fields it knows (name, param, gen, n, id, ...); cli_done adds
+ * outcome, reason and exit. */
+cli_json *cli_out_json(void);
+/* Turn --json on (cli_parse does when argv holds --json). */
+void cli_json_enable(void);
+/* Write the --json object (once): outcome from code ("ok", "broken",
+ * "timeout", "interrupted", "error"), reason when not ok, exit. Returns
+ * code; a no-op without --json. */
+int cli_done(int code, const char *reason);
+/* The outcome word for an exit code. */
+const char *cli_outcome(int code);
 
 /* Fill err with RB_EINVAL and a formatted message; returns RB_EINVAL. */
 int cli_error(rb_error *err, const char *fmt, ...) CLI_PRINTF(2, 3);
@@ -85,9 +108,6 @@ int cli_signal(void);
 /* Prefix from --prefix (validated) or "rb". */
 int cli_prefix(const cli_common *common, const char **out, rb_error *err);
 
-/* Print s as a JSON string literal. */
-void cli_json_str(FILE *f, const char *s);
-
 /* ---- option values (pure; unit-tested) ---- */
 
 /* A party count: decimal integer 1..RB_N_MAX. */
@@ -99,6 +119,22 @@ int cli_parse_seconds(const char *text, const char *what, int allow_zero,
 /* A whole number in [lo, hi]. */
 int cli_parse_long(const char *text, const char *what, long lo, long hi,
                    long *out, rb_error *err);
+
+/* A duration as timeout(1) takes it (90, 1.5, 30s, 5m, 2h, 1d) into
+ * milliseconds, in [min_ms, max_ms]; the caller decides what 0 means
+ * ("no limit" for --timeout). Blanks, signs, exponents and unknown units
+ * are bad input. */
+int cli_parse_duration(const char *text, const char *what, long long min_ms,
+                       long long max_ms, long long *out_ms, rb_error *err);
+/* Bounds of the duration options (README "Durations"). Every one fits the
+ * library's millisecond arithmetic with room to spare. */
+#define CLI_TIMEOUT_MAX_MS (365LL * 86400 * 1000)  /* 365d; 0 = no limit */
+#define CLI_LEASE_MIN_MS 100LL                      /* 0.1s */
+#define CLI_LEASE_MAX_MS (86400LL * 1000)           /* 1d */
+#define CLI_TTL_MIN_MS 1000LL                       /* 1s */
+#define CLI_TTL_MAX_MS (365LL * 86400 * 1000)       /* 365d */
+/* ms as the shortest exact duration text: 1d, 90s, 0.300s. */
+void cli_format_ms(char *buf, size_t len, long long ms);
 
 /* Default party id: hostname:pid. */
 void cli_default_id(char *buf, size_t len);

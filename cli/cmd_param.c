@@ -60,6 +60,9 @@ static int run(param_op op, int argc, char **argv)
         goto out;
 
     code = CLI_EXIT_USAGE;
+    cli_json_kstr(cli_out_json(), "param", param->sval[0]);
+    if (worker)
+        cli_json_kstr(cli_out_json(), "id", worker->sval[0]);
     if (rb_check_name(param->sval[0], "param", &err) != RB_OK ||
         (worker && rb_check_id(worker->sval[0], "--worker", &err) != RB_OK) ||
         (by && by->count &&
@@ -78,8 +81,8 @@ static int run(param_op op, int argc, char **argv)
     case OP_SYNC:
         rc = rb_param_sync(conn, prefix, param->sval[0], worker->sval[0], 0,
                            local_v, sizeof(local_v), &err);
-        if (rc == RB_OK && common.json->count)
-            printf("{\"local\":%s}\n", local_v);
+        if (rc == RB_OK && cli_out_json())
+            cli_json_knum(cli_out_json(), "value", local_v);
         else if (rc == RB_OK)
             printf("%s\n", local_v);
         break;
@@ -87,29 +90,31 @@ static int run(param_op op, int argc, char **argv)
         rc = rb_param_train(conn, prefix, param->sval[0], worker->sval[0],
                             by->count ? by->sval[0] : "1", 0, local_v,
                             global_v, sizeof(local_v), &err);
-        if (rc == RB_OK && common.json->count)
-            printf("{\"local\":%s,\"global\":%s}\n", local_v, global_v);
-        else if (rc == RB_OK)
+        if (rc == RB_OK && cli_out_json()) {
+            cli_json_knum(cli_out_json(), "local", local_v);
+            cli_json_knum(cli_out_json(), "value", global_v);
+        } else if (rc == RB_OK)
             printf("local %s global %s\n", local_v, global_v);
         break;
     case OP_GET:
         rc = rb_param_get(conn, prefix, param->sval[0], global_v,
                           sizeof(global_v), &err);
-        if (rc == RB_OK && common.json->count)
-            printf("{\"global\":%s}\n", global_v);
+        if (rc == RB_OK && cli_out_json())
+            cli_json_knum(cli_out_json(), "value", global_v);
         else if (rc == RB_OK)
             printf("%s\n", global_v);
         break;
     case OP_SET:
         rc = rb_param_set(conn, prefix, param->sval[0], value->sval[0], 0,
                           &err);
-        if (rc == RB_OK && common.json->count)
-            printf("{\"global\":%s}\n", value->sval[0]);
+        cli_json_knum(cli_out_json(), "value", value->sval[0]);
         break;
     }
     code = cli_exit_code(rc, cli_signal());
     if (rc != RB_OK)
         cli_fail(code, "%s", err.msg);
+    else
+        cli_done(code, NULL);
 out:
     rb_conn_free(conn);
     arg_freetable(table, (size_t)k);

@@ -2,6 +2,7 @@
 #include "../lib/fmacros.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -18,26 +19,45 @@ static int open_from(cli_common *common, struct arg_str *name,
     return cli_open(&url, conn);
 }
 
-static void print_status(const char *name, const rb_status *st, int json)
+/* "broken <reason>" -> outcome and reason, as --json gives every outcome. */
+static void json_outcome(cli_json *j, const char *text)
 {
+    const char *space = strchr(text, ' ');
+
+    cli_json_begin_obj(j);
+    if (space) {
+        cli_json_key(j, "outcome");
+        cli_json_strn(j, text, (size_t)(space - text));
+        cli_json_kstr(j, "reason", space + 1);
+    } else {
+        cli_json_kstr(j, "outcome", text);
+    }
+    cli_json_end_obj(j);
+}
+
+static void print_status(const char *name, const rb_status *st)
+{
+    cli_json *j = cli_out_json();
     size_t i;
 
-    if (json) {
-        printf("{\"name\":");
-        cli_json_str(stdout, name);
-        printf(",\"gen\":%lld,\"n\":%ld,\"arrived\":%zu,\"members\":[",
-               st->gen, st->n, st->members_count);
+    if (j) {
+        cli_json_kint(j, "gen", st->gen);
+        cli_json_kint(j, "n", st->n);
+        cli_json_kint(j, "arrived", (long long)st->members_count);
+        cli_json_key(j, "members");
+        cli_json_begin_arr(j);
         for (i = 0; i < st->members_count; i++) {
-            printf("%s{\"id\":", i ? "," : "");
-            cli_json_str(stdout, st->members[i].id);
-            printf(",\"lease_left_ms\":%lld}", st->members[i].lease_left_ms);
+            cli_json_begin_obj(j);
+            cli_json_kstr(j, "id", st->members[i].id);
+            cli_json_kint(j, "lease_left_ms", st->members[i].lease_left_ms);
+            cli_json_end_obj(j);
         }
-        printf("],\"last_outcome\":");
+        cli_json_end_arr(j);
+        cli_json_key(j, "last");
         if (st->last_outcome[0])
-            cli_json_str(stdout, st->last_outcome);
+            json_outcome(j, st->last_outcome);
         else
-            printf("null");
-        printf("}\n");
+            cli_json_null(j);
         return;
     }
     if (st->gen == 0) {
@@ -87,15 +107,18 @@ int cmd_status(int argc, char **argv)
                      "round's outcome. Read-only.");
     if (code >= 0)
         goto out;
+    cli_json_kstr(cli_out_json(), "name", name->sval[0]);
     code = open_from(&common, name, &prefix, &conn);
     if (code >= 0)
         goto out;
     rc = rb_barrier_status(conn, prefix, name->sval[0], &st, &err);
     code = cli_exit_code(rc, cli_signal());
-    if (rc != RB_OK)
+    if (rc != RB_OK) {
         cli_fail(code, "%s", err.msg);
-    else
-        print_status(name->sval[0], &st, common.json->count > 0);
+    } else {
+        print_status(name->sval[0], &st);
+        cli_done(code, NULL);
+    }
 out:
     rb_status_clear(&st);
     rb_conn_free(conn);
@@ -127,6 +150,7 @@ int cmd_reset(int argc, char **argv)
                      "the next round may use any --n.");
     if (code >= 0)
         goto out;
+    cli_json_kstr(cli_out_json(), "name", name->sval[0]);
     code = open_from(&common, name, &prefix, &conn);
     if (code >= 0)
         goto out;
@@ -135,10 +159,10 @@ int cmd_reset(int argc, char **argv)
     code = cli_exit_code(rc, cli_signal());
     if (rc != RB_OK) {
         cli_fail(code, "%s", err.msg);
-    } else if (common.json->count) {
-        printf("{\"name\":");
-        cli_json_str(stdout, name->sval[0]);
-        printf(",\"broken_gen\":%lld,\"members\":%ld}\n", gen, members);
+    } else if (cli_out_json()) {
+        cli_json_kint(cli_out_json(), "gen", gen);
+        cli_json_kint(cli_out_json(), "arrived", members);
+        cli_done(code, NULL);
     } else if (gen == 0) {
         printf("%s: no such barrier; nothing to reset\n", name->sval[0]);
     } else {

@@ -32,25 +32,15 @@ static void show_progress(const rb_progress *p, void *payload)
 static void print_json(const rb_wait_opts *o, const rb_wait_result *res,
                        int rc, const rb_error *err, int code)
 {
-    const char *what = rc == RB_OK ? "ok"
-                     : rc == RB_EBROKEN ? "broken"
-                     : rc == RB_ETIMEOUT ? "timeout"
-                     : rc == RB_ECANCELED ? "interrupted"
-                     : "error";
+    cli_json *j = cli_out_json();
 
-    printf("{\"name\":");
-    cli_json_str(stdout, o->name);
-    printf(",\"id\":");
-    cli_json_str(stdout, o->id);
-    printf(",\"outcome\":\"%s\",\"exit\":%d,\"gen\":%lld,\"n\":%ld", what,
-           code, res->gen, o->n);
+    cli_json_kstr(j, "name", o->name);
+    cli_json_kstr(j, "id", o->id);
+    cli_json_kint(j, "gen", res->gen);
+    cli_json_kint(j, "n", o->n);
     if (rc == RB_OK)
-        printf(",\"completed\":%s", res->completed ? "true" : "false");
-    else {
-        printf(",\"reason\":");
-        cli_json_str(stdout, err->msg);
-    }
-    printf("}\n");
+        cli_json_kbool(j, "completed", res->completed);
+    cli_done(code, rc == RB_OK ? NULL : err->msg);
 }
 
 int cmd_wait(int argc, char **argv)

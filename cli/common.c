@@ -48,15 +48,109 @@ int cli_error(rb_error *err, const char *fmt, ...)
     return RB_EINVAL;
 }
 
-int cli_fail(int code, const char *fmt, ...)
+/* ---- output ---------------------------------------------------------- */
+
+/* The --json object of this command run: open from cli_parse on, written
+ * once by cli_done. */
+static cli_json out_json;
+static int out_json_on, out_json_done;
+
+void cli_json_enable(void)
 {
+    if (out_json_on)
+        return;
+    out_json_on = 1;
+    cli_json_open(&out_json);
+}
+
+cli_json *cli_out_json(void)
+{
+    return out_json_on && !out_json_done ? &out_json : NULL;
+}
+
+const char *cli_outcome(int code)
+{
+    switch (code) {
+    case CLI_EXIT_OK: return "ok";
+    case CLI_EXIT_BROKEN: return "broken";
+    case CLI_EXIT_TIMEOUT: return "timeout";
+    default: return code > 128 ? "interrupted" : "error";
+    }
+}
+
+int cli_done(int code, const char *reason)
+{
+    cli_json *j = cli_out_json();
+
+    if (j == NULL)
+        return code;
+    cli_json_kstr(j, "outcome", cli_outcome(code));
+    if (code != CLI_EXIT_OK)
+        cli_json_kstr(j, "reason", reason ? reason : cli_outcome(code));
+    cli_json_kint(j, "exit", code);
+    fflush(stdout);
+    cli_json_write(j, STDOUT_FILENO);
+    out_json_done = 1;
+    return code;
+}
+
+void cli_message(const char *fmt, ...)
+{
+    char msg[2048];
     va_list ap;
 
-    fputs("rbarrier: ", stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    cli_say(msg);
+}
+
+void cli_say(const char *msg)
+{
+    size_t need = cli_escape(NULL, 0, msg) + sizeof("rbarrier: \n");
+    char stack[2048], *line = need <= sizeof(stack) ? stack : malloc(need);
+    size_t off = 0, len;
+    ssize_t w;
+
+    if (line == NULL)
+        return;
+    /* One line, one write(2): lines of parties sharing a log never mix. */
+    memcpy(line, "rbarrier: ", 10);
+    len = 10 + cli_escape(line + 10, need - 10, msg);
+    line[len++] = '\n';
+    while (off < len) {
+        w = write(STDERR_FILENO, line + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        off += (size_t)w;
+    }
+    if (line != stack)
+        free(line);
+}
+
+int cli_fail(int code, const char *fmt, ...)
+{
+    char stack[2048], *msg = stack;
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(stack, sizeof(stack), fmt, ap);
+    va_end(ap);
+    /* No silent truncation: a long URL or value in a message goes whole. */
+    if (n >= (int)sizeof(stack) && (msg = malloc((size_t)n + 1)) != NULL) {
+        va_start(ap, fmt);
+        vsnprintf(msg, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    } else if (msg == NULL) {
+        msg = stack;
+    }
+    cli_say(msg);
+    cli_done(code, msg);
+    if (msg != stack)
+        free(msg);
     return code;
 }
 
@@ -66,6 +160,10 @@ int cli_parse(int argc, char **argv, void **table, struct arg_end *end,
 {
     int nerrors, i;
 
+    /* Errors under --json are JSON too, parse errors included. */
+    for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--json") == 0)
+            cli_json_enable();
     if (arg_nullcheck(table) != 0)
         return cli_fail(CLI_EXIT_REDIS, "out of memory");
     /* argtable reports `--name ""` as a missing argument with an empty
@@ -211,20 +309,4 @@ int cli_open(const rb_url *url, rb_conn **out)
     if (rb_conn_new(out, url, &opts, &err) != RB_OK)
         return cli_fail(cli_exit_code(err.code, 0), "%s", err.msg);
     return -1;
-}
-
-void cli_json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
 }

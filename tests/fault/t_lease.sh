@@ -27,7 +27,7 @@ done
 # about the dead party again.
 st=$(rb status --name "$name" --json)
 expect_match "status: nobody in the next round, the break kept as last outcome" \
-    '"arrived":0,"members":\[\],"last_outcome":"broken lease of w1 expired"' "$st"
+    '"arrived":0,"members":\[\],"last":\{"outcome":"broken","reason":"lease of w1 expired"\}' "$st"
 rb wait --name "$name" --n 1 --id w0 --lease 2
 expect_eq "the barrier is usable again" 0 $?
 

@@ -93,7 +93,7 @@ p=$(fresh json)
 rb set --param "$p" --value 41
 expect_eq "set exits 0" 0 $?
 rb sync --param "$p" --worker w1 > /dev/null
-expect_eq "train --json" '{"local":41,"global":42}' \
+expect_eq "train --json" "{\"param\":\"$p\",\"id\":\"w1\",\"local\":41,\"value\":42,\"outcome\":\"ok\",\"exit\":0}" \
     "$(rb train --param "$p" --worker w1 --json)"
-expect_eq "train --json --by 0.5" '{"local":41,"global":42.5}' \
+expect_eq "train --json --by 0.5" "{\"param\":\"$p\",\"id\":\"w1\",\"local\":41,\"value\":42.5,\"outcome\":\"ok\",\"exit\":0}" \
     "$(rb train --param "$p" --worker w1 --by 0.5 --json)"
