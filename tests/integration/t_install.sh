@@ -1,7 +1,8 @@
 # make install / make uninstall into a DESTDIR: every file in its place, the
 # shared library named and linked as promised, exporting exactly the public
-# header's functions; rbarrier.pc carries the header's version; uninstall
-# leaves no file behind.
+# header's functions; rbarrier.pc carries the header's version;
+# examples/embed.c builds against the installed library through pkg-config
+# and passes rounds with a CLI party; uninstall leaves no file behind.
 . "$RB_TESTS_DIR/lib.sh"
 
 root=$(cd "$RB_TESTS_DIR/.." && pwd)
@@ -51,6 +52,42 @@ expect_eq "pkg-config --libs into the DESTDIR" "-L$dest/usr/lib -lrbarrier" \
     "$(PKG_CONFIG_PATH=$pc PKG_CONFIG_SYSROOT_DIR=$dest pkg-config --libs rbarrier | sed 's/ *$//')"
 expect_eq "rbarrier.pc prefix" "/usr" \
     "$(PKG_CONFIG_PATH=$pc pkg-config --variable=prefix rbarrier)"
+
+# examples/embed.c, built as a user would: pkg-config into the DESTDIR, the
+# shared library found by the loader there. (Sanitizer flags of this build
+# are passed on, since the installed library carries them.)
+export PKG_CONFIG_PATH=$pc PKG_CONFIG_SYSROOT_DIR=$dest
+embed=$RB_TEST_TMP/embed-$$
+# shellcheck disable=SC2046,SC2086 # pkg-config output is split on purpose
+${RB_CC:-cc} -std=c99 -Wall -Wextra -Werror ${RB_CFLAGS:-} -o "$embed" "$root/examples/embed.c" \
+    $(pkg-config --cflags --libs rbarrier) ${RB_LDFLAGS:-} 2> "$RB_TEST_TMP/embed.log"
+check "examples/embed.c builds with pkg-config --cflags --libs rbarrier" test -x "$embed"
+unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
+export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+expect_match "embed links the installed librbarrier.so.$major" \
+    "librbarrier\.so\.$major => $lib/librbarrier\.so\.$major" "$(ldd "$embed")"
+
+name=$(fresh embed)
+"$embed" "$RB_URL" "$name" 2 embed 3 > "$RB_TEST_TMP/embed.out" 2> "$RB_TEST_TMP/embed.err" &
+epid=$!
+cli_codes=""
+for i in 1 2 3; do
+    rb wait --name "$name" --n 2 --id cli --timeout 30; cli_codes="$cli_codes$?"
+done
+wait "$epid"; ecode=$?
+expect_eq "3 rounds: embed and a CLI party both exit 0" "0:000" "$ecode:$cli_codes"
+expect_eq "embed printed 3 rounds passed" 3 "$(grep -c "^embed: $name round [0-9]* passed (2 parties)$" "$RB_TEST_TMP/embed.out")"
+expect_eq "embed: nothing on stderr" "" "$(cat "$RB_TEST_TMP/embed.err")"
+
+# A round embed waits in alone, broken by reset: it exits 3 like the CLI.
+"$embed" "$RB_URL" "$name" 2 embed > /dev/null 2> "$RB_TEST_TMP/embed.err" &
+epid=$!
+wait_arrived "$name" 1
+rb reset --name "$name" > /dev/null
+wait "$epid"
+expect_eq "embed alone, round reset: exit 3" 3 $?
+expect_match "embed says why" "broken.*reset" "$(cat "$RB_TEST_TMP/embed.err")"
+unset LD_LIBRARY_PATH
 
 mk uninstall DESTDIR="$dest" PREFIX=/usr > "$RB_TEST_TMP/uninstall.log" 2>&1
 check "make uninstall succeeds" test $? -eq 0
