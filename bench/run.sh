@@ -32,11 +32,11 @@ IDLE_S=${RB_BENCH_IDLE_S:-20}
 TTL_WAIT=${RB_BENCH_TTL_WAIT:-1}
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rbarrier-bench.XXXXXX")
-redis_pid=
+# The tests' server starter and port picker: one way to run a redis-server.
+RB_TEST_TMP=$tmp
+. "$(dirname "$0")/../tests/lib.sh"
 cleanup() {
-    if [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null; then
-        wait "$redis_pid" 2>/dev/null || true
-    fi
+    stop_all_redis
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -52,26 +52,9 @@ if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt 4500 ]; then
     exit 1
 fi
 
-free_port() {
-    local p
-    while :; do
-        p=$(( 20000 + RANDOM % 40000 ))
-        (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-    done
-}
-
-port=$(free_port)
-sock=$tmp/redis.sock
-redis-server --port "$port" --bind 127.0.0.1 --unixsocket "$sock" \
-    --unixsocketperm 700 --save '' --appendonly no --dir "$tmp" \
-    --maxclients 10000 --logfile "$tmp/redis.log" &
-redis_pid=$!
-for _ in $(seq 100); do
-    [ -S "$sock" ] && [ "$(redis-cli -s "$sock" PING 2>/dev/null)" = PONG ] && break
-    sleep 0.1
-done
-[ "$(redis-cli -s "$sock" PING 2>/dev/null)" = PONG ] ||
-    { echo "bench: redis-server did not start" >&2; cat "$tmp/redis.log" >&2; exit 1; }
+start_redis bench --unixsocketperm 700 --maxclients 10000 ||
+    { echo "bench: redis-server did not start" >&2; cat "$REDIS_DIR/redis.log" >&2; exit 1; }
+redis_pid=$REDIS_PID port=$REDIS_PORT sock=$REDIS_SOCK
 
 tcp=redis://127.0.0.1:$port
 raw=$BUILD/bench-raw.txt

@@ -1,5 +1,6 @@
-# Helpers for integration tests (sourced). Each check prints "ok - ..." or
-# "not ok - ..."; the runner counts them.
+# Helpers for integration tests and the bench (sourced). Each check prints
+# "ok - ...", "not ok - ..." or, when the environment cannot run it,
+# "skip - ..."; the runner counts the three apart.
 #
 # $RBARRIER      the binary under test (may carry a valgrind prefix)
 # $RB_TEST_SOCK  unix socket of the shared test server; RB_URL is its URL
@@ -10,6 +11,7 @@ export RBARRIER_URL=${RB_URL:-}
 
 ok()      { echo "ok - $*"; }
 not_ok()  { echo "not ok - $*"; }
+skip()    { echo "skip - $*"; }
 check()   { local what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
 
 # expect_eq WHAT EXPECTED ACTUAL
@@ -77,66 +79,94 @@ demo_lines_check() {
 
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
-# start_redis TAG [extra redis-server args...]: a private server in
-# $RB_TEST_TMP/redis-TAG; sets REDIS_SOCK, REDIS_PORT, REDIS_PID, REDIS_DIR.
-start_redis() {
-    local try
-    for try in 1 2 3; do
-        start_redis_once "$@" && return 0
-        [ -n "${REDIS_PORT_WANT:-}" ] && return 1
+# ---- redis-server processes ------------------------------------------------
+# Every server a test or the bench starts goes through server_start: one
+# port picker, one way to launch, one readiness rule, one PID list that
+# stop_all_redis empties. Starters for other shapes (cluster nodes,
+# sentinels, TLS) sit next to start_redis and call server_start with their
+# own arguments and readiness check.
+
+# free_port: a TCP port nothing listens on right now, picked below the
+# kernel's ephemeral range so no outgoing connection can be holding it
+# (a port in that range can be taken between our choosing it and a server
+# binding it, or restarting on it).
+free_port() {
+    local p low
+    low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+    [ "$low" -gt 12000 ] 2>/dev/null || low=32768
+    while :; do
+        p=$(( 10000 + RANDOM % (low - 10000) ))
+        (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
     done
-    return 1
 }
-start_redis_once() {
-    local tag=$1; shift
-    REDIS_DIR=$RB_TEST_TMP/redis-$tag
-    mkdir -p "$REDIS_DIR"
-    REDIS_SOCK=$REDIS_DIR/redis.sock
-    rm -f "$REDIS_DIR/redis.log" "$REDIS_DIR/redis.pid"
-    REDIS_PORT=${REDIS_PORT_WANT:-$(free_port)}
-    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --unixsocket "$REDIS_SOCK" \
-        --save '' --appendonly no --dir "$REDIS_DIR" --daemonize yes \
-        --pidfile "$REDIS_DIR/redis.pid" --logfile "$REDIS_DIR/redis.log" "$@" \
-        >/dev/null || return 1
-    wait_until 10 redis_up "$REDIS_DIR" "$REDIS_SOCK" || return 1
-    redis_ready "$REDIS_SOCK" || return 1
-    REDIS_PID=$(cat "$REDIS_DIR/redis.pid")
-    echo "$REDIS_PID" >> "$RB_TEST_TMP/redis.pids"
+
+# server_start DIR READY... -- REDIS-SERVER-ARGS...: run redis-server
+# daemonized with its pidfile and log in DIR (created), wait until the
+# command READY succeeds, and record its PID; sets SERVER_PID. False when
+# it does not come up within 10 s or dies first (e.g. its port was taken:
+# the log then says "Address already in use").
+server_start() {
+    local dir=$1 ready=()
+    shift
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do ready+=("$1"); shift; done
+    shift
+    mkdir -p "$dir"
+    rm -f "$dir/redis.log" "$dir/redis.pid"
+    SERVER_PID=
+    redis-server "$@" --dir "$dir" --daemonize yes \
+        --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" >/dev/null || return 1
+    wait_until 10 _server_settled "$dir" "${ready[@]}" || return 1
+    "${ready[@]}" || return 1
+    SERVER_PID=$(cat "$dir/redis.pid")
+    echo "$SERVER_PID" >> "$RB_TEST_TMP/redis.pids"
 }
-# redis_up DIR SOCK: ready, or known dead (so a failed start is not waited on).
-redis_up() {
-    redis_ready "$2" && return 0
-    [ -f "$1/redis.pid" ] && ! kill -0 "$(cat "$1/redis.pid")" 2>/dev/null && return 0
-    grep -q 'Address already in use' "$1/redis.log" 2>/dev/null
+# Ready, or known dead (so a failed start is not waited on).
+_server_settled() {
+    local dir=$1; shift
+    "$@" && return 0
+    [ -f "$dir/redis.pid" ] && pid_gone "$(cat "$dir/redis.pid")" && return 0
+    grep -q 'Address already in use' "$dir/redis.log" 2>/dev/null
 }
 redis_ready() { [ -S "$1" ] && [ "$(redis-cli -s "$1" PING 2>/dev/null)" = PONG ]; }
 
-# stop_redis PID: kill and wait for the process to be gone.
+# start_redis TAG [extra redis-server args...]: a private server in
+# $RB_TEST_TMP/redis-TAG on a unix socket and a free TCP port, no
+# persistence unless the args ask for it; sets REDIS_SOCK, REDIS_PORT,
+# REDIS_PID, REDIS_DIR. With REDIS_PORT_WANT set, on that port (one try);
+# otherwise a port taken meanwhile is replaced by another (three tries).
+start_redis() {
+    local tag=$1 try; shift
+    REDIS_DIR=$RB_TEST_TMP/redis-$tag
+    REDIS_SOCK=$REDIS_DIR/redis.sock
+    for try in 1 2 3; do
+        REDIS_PORT=${REDIS_PORT_WANT:-$(free_port)}
+        if server_start "$REDIS_DIR" redis_ready "$REDIS_SOCK" -- \
+            --port "$REDIS_PORT" --bind 127.0.0.1 --unixsocket "$REDIS_SOCK" \
+            --save '' --appendonly no "$@"; then
+            REDIS_PID=$SERVER_PID
+            return 0
+        fi
+        [ -n "${REDIS_PORT_WANT:-}" ] && break
+    done
+    return 1
+}
+
+# stop_redis PID [SIGNAL]: signal a server (TERM by default) and wait until
+# it no longer runs.
 stop_redis() {
-    local pid=$1
-    kill "$pid" 2>/dev/null || return 0
-    wait_until 10 pid_gone "$pid"
+    kill -"${2:-TERM}" "$1" 2>/dev/null || return 0
+    wait_until 10 pid_gone "$1"
 }
 # A zombie still answers kill -0 (a daemonized server is reaped late by
-# init), so look at its state too.
+# PID 1, which may take seconds), so a zombie counts as gone.
 pid_gone() {
-    kill -0 "$1" 2>/dev/null || return 0
-    [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]
+    local st
+    st=$(sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null) || return 0
+    [ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ]
 }
 
 stop_all_redis() {
     local pid
     [ -f "$RB_TEST_TMP/redis.pids" ] || return 0
     while read -r pid; do stop_redis "$pid"; done < "$RB_TEST_TMP/redis.pids"
-}
-
-# free_port: a TCP port nothing listens on right now, picked below the
-# kernel's ephemeral range so no outgoing connection can be holding it.
-free_port() {
-    local p low
-    low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
-    while :; do
-        p=$(( 10000 + RANDOM % (low - 10000) ))
-        (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-    done
 }

@@ -2,8 +2,10 @@
 # Integration test runner: starts one real redis-server (unix socket and a
 # free TCP port, no persistence) in a temporary directory, runs each
 # tests/integration/t_*.sh against it, stops the server by PID, and ends
-# with "N passed, N failed". Tests that need their own server (restarts,
-# persistence) start it with start_redis from tests/lib.sh.
+# with "N passed, N failed, N skipped" (a skip is a check the environment
+# could not run: it is neither a pass nor a failure). Tests that need their
+# own server (restarts, persistence) start it with start_redis from
+# tests/lib.sh.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 export RB_TESTS_DIR=$here
@@ -21,7 +23,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-start_redis shared || { echo "cannot start redis-server"; echo "0 passed, 1 failed"; exit 1; }
+start_redis shared || { echo "cannot start redis-server"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 export RB_TEST_SOCK=$REDIS_SOCK RB_TEST_PORT=$REDIS_PORT
 
 tests=("$@")
@@ -29,7 +31,7 @@ if [ ${#tests[@]} -eq 0 ]; then
     tests=("$here"/integration/t_*.sh "$here"/fault/t_*.sh)
 fi
 
-passed=0 failed=0 failed_names=()
+passed=0 failed=0 skipped=0 failed_names=()
 for t in "${tests[@]}"; do
     [ -f "$t" ] || continue
     t=$(cd "$(dirname "$t")" && pwd)/$(basename "$t")
@@ -42,19 +44,21 @@ for t in "${tests[@]}"; do
     cat "$out"
     p=$(grep -c '^ok ' "$out")
     f=$(grep -c '^not ok ' "$out")
+    s=$(grep -c '^skip ' "$out")
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
         echo "not ok - $name exited $rc"
         f=1
     fi
-    if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+    if [ "$p" -eq 0 ] && [ "$f" -eq 0 ] && [ "$s" -eq 0 ]; then
         echo "not ok - $name ran no checks"
         f=1
     fi
     passed=$((passed + p))
     failed=$((failed + f))
+    skipped=$((skipped + s))
     [ "$f" -gt 0 ] && failed_names+=("$name")
-    echo "   ($name: $p passed, $f failed, $(( $(date +%s) - start ))s)"
+    echo "   ($name: $p passed, $f failed, $s skipped, $(( $(date +%s) - start ))s)"
 done
 [ ${#failed_names[@]} -gt 0 ] && echo "failed: ${failed_names[*]}"
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

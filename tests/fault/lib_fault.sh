@@ -58,49 +58,19 @@ kill_spawned() {
     return 0
 }
 
-# quiet_port: a free TCP port below the kernel's ephemeral range, so that no
-# client socket of a busy machine can take it between our choosing it and a
-# server binding it (free_port draws from 20000-60000, which overlaps the
-# ephemeral range 32768-60999: a server restarted on "its" port can then
-# fail with "Address already in use").
-quiet_port() {
-    local lo p
-    lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
-    [ "$lo" -gt 12000 ] 2>/dev/null || lo=32768
-    while :; do
-        p=$(( 10000 + RANDOM % (lo - 10000) ))
-        (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-    done
-}
-
 use_own_redis() {
-    local try
-    for try in 1 2 3; do
-        REDIS_PORT_WANT=$(quiet_port) start_redis "$@" && break
-        [ "$try" = 3 ] && { not_ok "start a private redis-server ($1)"; exit 1; }
-    done
+    start_redis "$@" || { not_ok "start a private redis-server ($1)"; exit 1; }
     OWN_TAG=$1 OWN_PORT=$REDIS_PORT
     RB_TEST_SOCK=$REDIS_SOCK
     export RBARRIER_URL=unix://$REDIS_SOCK
 }
 restart_own_redis() {
-    rm -f "$REDIS_DIR/redis.pid"
     REDIS_PORT_WANT=$OWN_PORT start_redis "$OWN_TAG" "$@"
 }
-
 # stop_own_redis [SIGNAL]: stop the private server and wait until it no
-# longer runs. A zombie counts as gone: the daemonized server is reaped by
-# PID 1, which may take seconds here, and a test modelling "Redis is away
-# for 2 s" must not wait for that.
-stop_own_redis() {
-    kill -"${1:-TERM}" "$REDIS_PID" 2>/dev/null
-    wait_until 10 not_running "$REDIS_PID"
-}
-not_running() {
-    local st
-    st=$(sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null) || return 0
-    [ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ]
-}
+# longer runs (a zombie counts as gone: a test modelling "Redis is away for
+# 2 s" must not wait for PID 1 to reap it).
+stop_own_redis() { stop_redis "$REDIS_PID" "${1:-TERM}"; }
 
 # ms between two now_ms readings, for messages
 since() { echo $(( $(now_ms) - $1 )); }
