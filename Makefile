@@ -11,12 +11,15 @@ WARN = -std=c99 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
        -Wmissing-prototypes -Wwrite-strings -Wformat=2
 HIREDIS_CFLAGS := $(shell pkg-config --cflags hiredis 2>/dev/null)
 HIREDIS_LIBS := $(shell pkg-config --libs hiredis 2>/dev/null || echo -lhiredis)
-ALL_CFLAGS = $(WARN) $(OPT) $(HIREDIS_CFLAGS) -Ilib -Ilib/include \
+ALL_CFLAGS = $(WARN) $(OPT) $(HIREDIS_CFLAGS) $(SSL_CFLAGS) -Ilib -Ilib/include \
              -I$(BUILD)/gen -MMD -MP $(EXTRA_CFLAGS) $(CFLAGS)
+# OpenSSL for rediss:// (hiredis 0.14 has no TLS).
+SSL_CFLAGS := $(shell pkg-config --cflags openssl 2>/dev/null)
+SSL_LIBS := $(shell pkg-config --libs openssl 2>/dev/null || echo -lssl -lcrypto)
 # What the library itself needs (the shared library and rbarrier.pc carry
 # it); the CLI adds argtable.
-LIB_LIBS = $(HIREDIS_LIBS) -lm
-PC_REQUIRES = hiredis
+LIB_LIBS = $(HIREDIS_LIBS) $(SSL_LIBS) -lm
+PC_REQUIRES = hiredis openssl
 PC_LIBS = -lm
 LIBS = $(LIB_LIBS) -largtable2
 ifeq ($(V),1)

@@ -3,7 +3,8 @@
 # packages. Uses sudo when not run as root.
 set -eu
 packages="build-essential pkg-config libhiredis-dev libargtable2-dev
-libcmocka-dev redis-server redis-tools valgrind python3 python3-yaml mandoc groff-base"
+libcmocka-dev libssl-dev openssl redis-server redis-tools valgrind python3 python3-yaml
+mandoc groff-base"
 if [ "$(id -u)" -eq 0 ]; then as_root=""; else as_root="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $as_root apt-get update

@@ -112,6 +112,25 @@ int rb_url_format(char *out, size_t outlen, const rb_url *url,
 
 /* ---- connections -------------------------------------------------------- */
 
+/* TLS settings for rediss:// URLs (redis-cli's --cacert, --cacertdir,
+ * --cert, --key, --sni, --insecure). The server's certificate and host
+ * name are verified against cacert/cacertdir, or the system's trust store
+ * when neither is given; only `insecure` skips that. Files are read when
+ * the connection handle is made. */
+typedef struct rb_tls_opts {
+    const char *cacert;     /* PEM file of trusted CA certificates */
+    const char *cacertdir;  /* directory of hashed CA certificates */
+    const char *cert;       /* client certificate (tls-auth-clients yes) */
+    const char *key;        /* its private key */
+    const char *sni;        /* server name to send and to verify instead of
+                               the URL's host */
+    int insecure;           /* 1: accept any certificate (tests, never
+                               production) */
+} rb_tls_opts;
+
+#define RB_TLS_OPTS_INIT { .cacert = NULL, .insecure = 0 }
+
+
 typedef struct rb_conn rb_conn;
 
 typedef struct rb_conn_opts {
