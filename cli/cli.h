@@ -27,11 +27,46 @@ enum cli_exit {
     CLI_EXIT_TIMEOUT = 124
 };
 
+/* The exit codes a command can return, for its --help. */
+enum cli_exit_bits {
+    CLI_X_OK = 1 << 0,
+    CLI_X_REDIS = 1 << 1,
+    CLI_X_USAGE = 1 << 2,
+    CLI_X_BROKEN = 1 << 3,
+    CLI_X_UNREACHABLE = 1 << 4,
+    CLI_X_TIMEOUT = 1 << 5,
+    CLI_X_SIGNAL = 1 << 6,
+    CLI_X_CMD = 1 << 7,      /* run: the command's own status */
+    CLI_X_ALL = 0xff
+};
+
 typedef struct cli_cmd {
     const char *name;
     int (*fn)(int argc, char **argv);
-    const char *summary;
+    const char *summary;     /* one line in the top-level help */
+    const char *examples;    /* for --help: one or two real command lines,
+                                separated by "\n" */
+    unsigned exits;          /* cli_exit_bits */
 } cli_cmd;
+
+/* The command table (main.c). */
+extern const cli_cmd cli_commands[];
+extern const size_t cli_ncommands;
+
+/* ---- help (help.c) ---- */
+/* A subcommand's --help: usage, description, options, examples, exits. */
+void cli_print_help(FILE *f, void **table, const char *cmd,
+                    const char *description);
+/* "-h" or "--help", as argv spells it. */
+const char *cli_help_flag(int argc, char **argv);
+/* The top-level help. */
+void cli_usage(FILE *f);
+/* rbarrier help [CMD] */
+int cli_help_command(int argc, char **argv);
+/* Say "unknown command", with the nearest command if one is close; 2. */
+int cli_unknown_command(const char *word);
+/* The command nearest to word, or NULL. */
+const char *cli_suggest(const char *word);
 
 int cmd_wait(int argc, char **argv);
 int cmd_status(int argc, char **argv);

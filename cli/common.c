@@ -12,17 +12,6 @@
 
 #define DEFAULT_URL "redis://127.0.0.1:6379/0"
 
-static const char exit_codes_text[] =
-    "exit status:\n"
-    "  0    done (wait: the round passed)\n"
-    "  1    Redis answered with an error, or barrier state was lost\n"
-    "  2    bad usage or bad input; nothing was written\n"
-    "  3    the round was broken (timeout, dead or interrupted party, "
-    "reset);\n"
-    "       the reason is on stderr\n"
-    "  4    Redis could not be reached before the deadline\n"
-    "  124  this party's own --timeout expired\n"
-    "  128+N  interrupted by signal N (the round is broken for the others)\n";
 
 void cli_common_init(cli_common *c)
 {
@@ -154,11 +143,98 @@ int cli_fail(int code, const char *fmt, ...)
     return code;
 }
 
+/* The table entry whose long option is exactly `name` (len bytes), or
+ * NULL. argtable2 hands long options to getopt_long, which also takes any
+ * unambiguous prefix (--na for --name); the scan below accepts whole names
+ * only, so what a script says is what it gets. */
+static struct arg_hdr *find_long(void **table, const char *name, size_t len)
+{
+    struct arg_hdr **hdr = (struct arg_hdr **)table;
+    const char *p, *comma;
+
+    for (; !((*hdr)->flag & ARG_TERMINATOR); hdr++)
+        for (p = (*hdr)->longopts; p && *p; p = comma ? comma + 1 : NULL) {
+            comma = strchr(p, ',');
+            if ((size_t)(comma ? comma - p : (ptrdiff_t)strlen(p)) == len &&
+                strncmp(p, name, len) == 0)
+                return *hdr;
+            if (comma == NULL)
+                break;
+        }
+    return NULL;
+}
+
+/* Check the long options of argv before argtable sees them: whole names
+ * only, and no empty value. Returns -1 or the exit code after saying why. */
+static int check_long_options(int argc, char **argv, void **table)
+{
+    int i;
+
+    for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        const char *opt = argv[i], *eq;
+        struct arg_hdr *hdr;
+        size_t len;
+
+        if (strncmp(opt, "--", 2) != 0)
+            continue;
+        eq = strchr(opt, '=');
+        len = eq ? (size_t)(eq - opt - 2) : strlen(opt + 2);
+        if ((hdr = find_long(table, opt + 2, len)) == NULL)
+            return cli_fail(CLI_EXIT_USAGE, "unknown option '%.*s'",
+                            (int)(len + 2), opt);
+        if (!(hdr->flag & ARG_HASVALUE)) {
+            if (eq)
+                return cli_fail(CLI_EXIT_USAGE, "%.*s takes no value",
+                                (int)(len + 2), opt);
+            continue;
+        }
+        if (eq == NULL && i + 1 >= argc)
+            return cli_fail(CLI_EXIT_USAGE, "%s needs a value", opt);
+        if ((eq && eq[1] == '\0') || (!eq && argv[i + 1][0] == '\0'))
+            return cli_fail(CLI_EXIT_USAGE, "%.*s must not be empty",
+                            (int)(len + 2), opt);
+        if (!eq)
+            i++;    /* the value, whatever it looks like */
+    }
+    return -1;
+}
+
+/* argtable's error lines ("rbarrier: missing option --n"), as one line:
+ * one error, one line. */
+static int report_parse_errors(struct arg_end *end)
+{
+    char *text = NULL, *p, *q;
+    size_t size = 0;
+    FILE *f = open_memstream(&text, &size);
+
+    if (f == NULL)
+        return cli_fail(CLI_EXIT_USAGE, "bad command line");
+    arg_print_errors(f, end, "rbarrier");
+    fclose(f);
+    /* Drop each line's "rbarrier: " and join the lines with "; ". */
+    for (p = q = text; *p; ) {
+        if (strncmp(p, "rbarrier: ", 10) == 0)
+            p += 10;
+        while (*p && *p != '\n')
+            *q++ = *p++;
+        while (*p == '\n')
+            p++;
+        if (*p) {
+            *q++ = ';';
+            *q++ = ' ';
+        }
+    }
+    *q = '\0';
+    cli_fail(CLI_EXIT_USAGE, "%s", text[0] ? text : "bad command line");
+    free(text);
+    return CLI_EXIT_USAGE;
+}
+
 int cli_parse(int argc, char **argv, void **table, struct arg_end *end,
               const cli_common *common, const char *cmd,
               const char *description)
 {
-    int nerrors, i;
+    int nerrors, i, code;
 
     /* Errors under --json are JSON too, parse errors included. */
     for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
@@ -166,33 +242,23 @@ int cli_parse(int argc, char **argv, void **table, struct arg_end *end,
             cli_json_enable();
     if (arg_nullcheck(table) != 0)
         return cli_fail(CLI_EXIT_REDIS, "out of memory");
-    /* argtable reports `--name ""` as a missing argument with an empty
-     * option name; say what is wrong instead. */
-    for (i = 1; i < argc; i++) {
-        const char *eq = strchr(argv[i], '=');
-
-        if (strncmp(argv[i], "--", 2) != 0 || argv[i][2] == '\0')
-            continue;
-        if (eq && eq[1] == '\0')
-            return cli_fail(CLI_EXIT_USAGE, "%.*s must not be empty",
-                            (int)(eq - argv[i]), argv[i]);
-        if (!eq && i + 1 < argc && argv[i + 1][0] == '\0')
-            return cli_fail(CLI_EXIT_USAGE, "%s must not be empty", argv[i]);
-    }
+    if ((code = check_long_options(argc, argv, table)) >= 0)
+        return code;
     nerrors = arg_parse(argc, argv, table);
-    if (common->help->count > 0) {
-        printf("usage: rbarrier %s", cmd);
-        arg_print_syntax(stdout, table, "\n\n");
-        printf("%s\n\noptions:\n", description);
-        arg_print_glossary(stdout, table, "  %-24s %s\n");
-        printf("\n%s", exit_codes_text);
+    /* Help wins only when it is all that was asked (the only errors then
+     * are the mandatory options it left out); otherwise a parse error wins,
+     * and help with anything else is bad usage: `wait --name x --n 2 -h`
+     * must not exit 0 without waiting. */
+    if (common->help->count > 0 && argc == 2) {
+        cli_print_help(stdout, table, cmd, description);
         return CLI_EXIT_OK;
     }
-    if (nerrors > 0) {
-        /* argtable prints "prog: message" lines: the house format. */
-        arg_print_errors(stderr, end, "rbarrier");
-        return CLI_EXIT_USAGE;
-    }
+    if (nerrors > 0)
+        return report_parse_errors(end);
+    if (common->help->count > 0)
+        return cli_fail(CLI_EXIT_USAGE, "%s takes no other arguments (for "
+                        "help alone: rbarrier help %s)",
+                        cli_help_flag(argc, argv), cmd);
     return -1;
 }
 

@@ -7,31 +7,42 @@
 
 #include "cli.h"
 
-static const cli_cmd commands[] = {
-    { "wait", cmd_wait, "block until N parties have arrived, then release all" },
-    { "barrier", cmd_wait, "the same as wait" },
-    { "status", cmd_status, "show a barrier's round, members and last outcome" },
-    { "reset", cmd_reset, "break a barrier's open round and forget its n" },
-    { "sync", cmd_sync, "copy a parameter's global value into a local copy" },
-    { "train", cmd_train, "add to a parameter's global value, atomically" },
-    { "get", cmd_get, "print a parameter's global value" },
-    { "set", cmd_set, "set a parameter's global value" },
-    { "worker", cmd_worker, "run one demo worker (barrier, sync, barrier, train)" },
-    { "demo", cmd_demo, "run the shared-counters experiment end to end" },
+#define X_PARAM (CLI_X_OK | CLI_X_REDIS | CLI_X_USAGE | CLI_X_UNREACHABLE | \
+                 CLI_X_SIGNAL)
+#define X_WAIT (X_PARAM | CLI_X_BROKEN | CLI_X_TIMEOUT)
+
+const cli_cmd cli_commands[] = {
+    { "wait", cmd_wait, "block until N parties have arrived, then release all",
+      "rbarrier wait --name ckpt --n 4 --timeout 5m && save_checkpoint\n"
+      "rbarrier wait --name ckpt --n 4 --id \"$HOSTNAME\" --json", X_WAIT },
+    { "barrier", cmd_wait, "the same as wait",
+      "rbarrier barrier --name ckpt --n 4 --timeout 5m", X_WAIT },
+    { "status", cmd_status, "show a barrier's round, members and last outcome",
+      "rbarrier status --name ckpt\n"
+      "rbarrier status --name ckpt --json", X_PARAM },
+    { "reset", cmd_reset, "break a barrier's open round and forget its n",
+      "rbarrier reset --name ckpt", X_PARAM },
+    { "sync", cmd_sync, "copy a parameter's global value into a local copy",
+      "rbarrier sync --param lr --worker w0", X_PARAM },
+    { "train", cmd_train, "add to a parameter's global value, atomically",
+      "rbarrier train --param steps --worker w0\n"
+      "rbarrier train --param loss --worker w0 --by -0.25 --json", X_PARAM },
+    { "get", cmd_get, "print a parameter's global value",
+      "rbarrier get --param steps\n"
+      "RBARRIER_URL=redis://redis.internal:6379/0 rbarrier get --param steps "
+      "--json", X_PARAM },
+    { "set", cmd_set, "set a parameter's global value",
+      "rbarrier set --param steps --value 0", X_PARAM },
+    { "worker", cmd_worker, "run one demo worker (barrier, sync, barrier, train)",
+      "rbarrier worker --worker 0 --workers 4 --iters 10 --run exp1 &\n"
+      "rbarrier worker --worker 1 --workers 2 --run exp1 --json", X_WAIT },
+    { "demo", cmd_demo, "run the shared-counters experiment end to end",
+      "rbarrier demo\n"
+      "rbarrier demo --workers 8 --iters 100 --url redis://127.0.0.1:6379/0",
+      CLI_X_OK | CLI_X_REDIS | CLI_X_USAGE | CLI_X_UNREACHABLE |
+      CLI_X_SIGNAL },
 };
-
-static void usage(FILE *f)
-{
-    size_t i;
-
-    fprintf(f, "usage: rbarrier <command> [options]   (rbarrier <command> "
-               "--help for more)\n\n"
-               "Barriers and shared counters for jobs on many machines, kept "
-               "in Redis.\n\ncommands:\n");
-    for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\n  --version  print the version\n");
-}
+const size_t cli_ncommands = sizeof(cli_commands) / sizeof(cli_commands[0]);
 
 #ifdef RB_FAULT_INJECTION
 #include <stdlib.h>
@@ -63,21 +74,27 @@ int main(int argc, char **argv)
     arm_fault_from_env();
 #endif
     if (argc < 2) {
-        usage(stderr);
+        cli_usage(stderr);
         return CLI_EXIT_USAGE;
     }
+    /* Top-level words take nothing after them: a stray argument is bad
+     * input, never a silent exit 0. */
     if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
-        strcmp(argv[1], "help") == 0) {
-        usage(stdout);
+        strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0 ||
+        strcmp(argv[1], "version") == 0) {
+        if (argc > 2)
+            return cli_fail(CLI_EXIT_USAGE, "%s takes no arguments",
+                            argv[1]);
+        if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)
+            cli_usage(stdout);
+        else
+            printf("rbarrier %s\n", RB_VERSION);
         return CLI_EXIT_OK;
     }
-    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
-        printf("rbarrier %s\n", RB_VERSION);
-        return CLI_EXIT_OK;
-    }
-    for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].fn(argc - 1, argv + 1);
-    return cli_fail(CLI_EXIT_USAGE,
-                    "unknown command '%s' (try 'rbarrier --help')", argv[1]);
+    if (strcmp(argv[1], "help") == 0)
+        return cli_help_command(argc - 1, argv + 1);
+    for (i = 0; i < cli_ncommands; i++)
+        if (strcmp(argv[1], cli_commands[i].name) == 0)
+            return cli_commands[i].fn(argc - 1, argv + 1);
+    return cli_unknown_command(argv[1]);
 }

@@ -57,6 +57,26 @@ expect_usage "set --value 1x"        "--value '1x' is not a decimal number" set 
 expect_usage "sync without worker"   "missing option --worker"      sync --param p
 expect_usage "worker index too big"  "--worker must be 0..3"         worker --worker 4 --workers 4
 expect_usage "demo --workers 0"      "--workers must be 1..1000"     demo --workers 0
+# Help passes no barrier: it exits 0 only when it is all that was asked.
+expect_usage "help after real options" "-h takes no other arguments" wait --name ok --n 1 -h
+expect_usage "--help after real options" "--help takes no other arguments" wait --name ok --n 1 --help
+expect_usage "-h HOST (redis-cli habit)" "unexpected argument" wait --name ok --n 1 -h 127.0.0.1
+expect_usage "parse error wins over help" "unknown option '--bogus'" wait --name ok --n 1 --bogus -h
+expect_usage "no abbreviations: --na=x"  "unknown option '--na'"       wait --na=ok --n 1
+expect_usage "no abbreviations: --time"  "unknown option '--time'"     wait --name ok --n 1 --time 5
+expect_usage "flag given a value"       "--json takes no value"        wait --name ok --n 1 --json=yes
+expect_usage "--n with a leading blank" "--n must be a whole number"   wait --name ok --n " 1"
+expect_usage "--n with a trailing blank" "--n must be a whole number"  wait --name ok --n "1 "
+expect_usage "help with a stray word"   "help takes one command name"  help wait extra
+expect_usage "unknown command suggests" "did you mean 'wait'"          wiat --name ok --n 1
+expect_usage "--version with an argument" "takes no arguments"         --version extra
+
+# Help alone still exits 0, in each spelling.
+for args in "wait --help" "wait -h" "help wait" "help" "--help" "-h"; do
+    rb $args >/dev/null 2>&1
+    expect_eq "'rbarrier $args' exits 0" 0 $?
+done
+expect_eq "-V prints the version" "rbarrier $(rb --version | cut -d' ' -f2)" "$(rb -V)"
 
 # No command at all: usage on stderr, exit 2.
 rb >/dev/null 2>&1
