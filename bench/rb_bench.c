@@ -39,6 +39,7 @@
 #include <hiredis/hiredis.h>
 
 #include "rbarrier.h"
+#include "rb_support.h"
 
 extern char **environ;
 

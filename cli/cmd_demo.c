@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../lib/rb_support.h" /* rb_now_ms, rb_random_hex */
 #include "cli.h"
 
 static const char description[] =

@@ -47,6 +47,8 @@ const size_t cli_ncommands = sizeof(cli_commands) / sizeof(cli_commands[0]);
 #ifdef RB_FAULT_INJECTION
 #include <stdlib.h>
 
+#include "../lib/rb_support.h"
+
 /* Test builds: RBARRIER_FAULT=arrive-reply:N or train-reply:N makes the
  * library lose the reply of that script N times. */
 static void arm_fault_from_env(void)

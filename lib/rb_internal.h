@@ -6,6 +6,7 @@
 #include <hiredis/hiredis.h>
 
 #include "include/rbarrier.h"
+#include "rb_support.h"
 
 #if defined(__GNUC__)
 #define RB_PRINTF(f, a) __attribute__((format(printf, f, a)))

@@ -144,7 +144,8 @@ typedef struct rb_conn_opts {
                                 to a pipe) */
 } rb_conn_opts;
 
-#define RB_CONN_OPTS_INIT { 0, 0, NULL, -1 }
+/* Designated, so a field added later is zero (its default) here too. */
+#define RB_CONN_OPTS_INIT { .cancel_fd = -1 }
 
 /* Create a connection handle. Connecting is lazy and retried: every call
  * (re)connects as needed, with capped exponential backoff, until its own
@@ -153,21 +154,15 @@ typedef struct rb_conn_opts {
 int rb_conn_new(rb_conn **out, const rb_url *url, const rb_conn_opts *opts,
                 rb_error *err);
 
-/* Connect now, retrying until `deadline_ms` (0: one attempt on a handle
- * that never connected, else the retry window: a party's lease).
+/* Connect now, retrying until `deadline_ms`, in milliseconds on
+ * CLOCK_MONOTONIC (0: one attempt on a handle that never connected, else
+ * the retry window: a party's lease).
  * @return RB_OK, RB_EUNREACHABLE, RB_EREDIS (AUTH or SELECT refused),
  *         RB_ECANCELED */
 int rb_conn_connect(rb_conn *c, long long deadline_ms, rb_error *err);
 
 /* Free the handle and close its connection. Takes NULL. */
 void rb_conn_free(rb_conn *c);
-
-/* Monotonic clock in milliseconds; deadlines are on this clock. */
-long long rb_now_ms(void);
-
-/* Fill buf with 2*bytes random hex digits and a NUL (bytes <= 32); the
- * library's nonces, and fresh names for callers that need one. */
-void rb_random_hex(char *buf, size_t bytes);
 
 /* ---- barriers ----------------------------------------------------------- */
 
@@ -193,7 +188,8 @@ typedef struct rb_wait_opts {
 } rb_wait_opts;
 
 #define RB_N_MAX 100000
-#define RB_WAIT_OPTS_INIT { NULL, NULL, 0, NULL, 0, 0, 0, NULL, NULL }
+/* Every field's default is zero; a field added later is zero here too. */
+#define RB_WAIT_OPTS_INIT { .prefix = NULL }
 
 typedef struct rb_wait_result {
     long long gen;        /* the round this party was in */
@@ -262,20 +258,5 @@ int rb_param_get(rb_conn *c, const char *prefix, const char *param,
                  char *out, size_t outlen, rb_error *err);
 int rb_param_set(rb_conn *c, const char *prefix, const char *param,
                  const char *value, long ttl_s, rb_error *err);
-
-/* ---- fault injection (test builds only) --------------------------------- */
-
-/* Points where a test build can cut the connection to prove the retry
- * paths. Compiled to no-ops unless built with -DRB_FAULT_INJECTION. */
-typedef enum rb_fault_point {
-    RB_FAULT_NONE = 0,
-    RB_FAULT_ARRIVE_REPLY, /* drop the connection after arrive ran, before
-                              its reply is read */
-    RB_FAULT_TRAIN_REPLY   /* the same for train */
-} rb_fault_point;
-
-/* Arm `point` to fire `times` times. Returns RB_EINVAL in builds without
- * fault injection. */
-int rb_fault_arm(rb_fault_point point, int times, rb_error *err);
 
 #endif

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "rbarrier.h"
+#include "rb_support.h"
 
 static void name_bad(const char *name, const char *needle)
 {
