@@ -21,6 +21,7 @@ typedef enum rb_script_id {
     RB_SCRIPT_ABANDON = 0,
     RB_SCRIPT_ARRIVE,
     RB_SCRIPT_HEARTBEAT,
+    RB_SCRIPT_RELEASE,
     RB_SCRIPT_RESET,
     RB_SCRIPT_SET,
     RB_SCRIPT_STATUS,

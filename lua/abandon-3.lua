@@ -16,10 +16,15 @@
 -- ARGV[5]  'arrivals': the reason is '<id> <what> (k/n arrived: a,b,..)';
 --          'plain': the reason is <what> as given. Either way the outcome
 --          pushed is 'broken <reason>': only arrive passes a round.
+-- ARGV[6]  optional: the expected ids, comma-separated (--expect); the
+--          'arrivals' reason then ends with '; missing: x,y'
 --
 -- Returns one of
 --   {'out', outcome}       an outcome was already there; nothing written
---   {'broken', outcome}    this call broke the round with that outcome
+--   {'broken', outcome [, previous]}  this call broke the round with that
+--                          outcome; previous is the outcome of the round
+--                          before, when that one broke and this party was
+--                          alone in this one (what it probably waited for)
 --   {'lost'}               the caller is not in the round (state lost);
 --                          nothing written
 -- A bad argument is an error reply, and nothing is written.
@@ -39,6 +44,11 @@ end
 local linger = int_arg(4, 'linger', 1, 1e9)
 local form = ARGV[5]
 if form ~= 'arrivals' and form ~= 'plain' then bad_arg(5, 'form') end
+local expect = ARGV[6]
+if expect ~= nil and (#expect > 100000 or
+                      string.find(expect, '[%z\1-\32\127{}]')) then
+  bad_arg(6, 'expected ids')
+end
 check_round_keys(base, gen, inkey, outkey)
 
 local out = redis.call('LINDEX', outkey, 0)
@@ -46,10 +56,24 @@ if out then return {'out', out} end
 if not redis.call('ZSCORE', inkey, id) then return {'lost'} end
 
 local reason = what
+local members = redis.call('ZRANGE', inkey, 0, -1)
 if form == 'arrivals' then
-  local members = redis.call('ZRANGE', inkey, 0, -1)
   local n = redis.call('HGET', base, 'n') or '?'
+  local missing = ''
+  if expect then
+    local seen, miss = {}, {}
+    for _, m in ipairs(members) do seen[m] = true end
+    for e in string.gmatch(expect, '[^,]+') do
+      if not seen[e] then miss[#miss + 1] = e end
+    end
+    missing = '; missing: ' .. table.concat(miss, ',')
+  end
   reason = id .. ' ' .. what .. ' (' .. #members .. '/' .. n ..
-           ' arrived: ' .. table.concat(members, ',') .. ')'
+           ' arrived: ' .. table.concat(members, ',') .. missing .. ')'
 end
-return {'broken', break_round(base, gen, inkey, outkey, reason, linger)}
+local res = {'broken', break_round(base, gen, inkey, outkey, reason, linger)}
+if #members == 1 and gen > 1 then
+  local prev = redis.call('LINDEX', round_key(base, gen - 1, 'out'), 0)
+  if prev and string.sub(prev, 1, 7) == 'broken ' then res[3] = prev end
+end
+return res

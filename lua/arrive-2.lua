@@ -5,8 +5,8 @@
 -- otherwise both push an outcome, or neither.
 --
 -- KEYS[1]  barrier base key, rb:{NAME} (hash: gen, n). The round's keys
---          (rb:{NAME}:<gen>:in, :out) are derived from it, as the caller
---          cannot know gen before this script reads it.
+--          (rb:{NAME}:<gen>:in, :out, :val, :run) are derived from it, as
+--          the caller cannot know gen before this script reads it.
 -- KEYS[2]  the barrier's nonce hash, rb:{NAME}:nonce
 -- ARGV[1]  party id (1..200 bytes, no whitespace, braces or commas)
 -- ARGV[2]  nonce of this wait call (no whitespace)
@@ -14,19 +14,32 @@
 -- ARGV[4]  lease in milliseconds (integer >= 1)
 -- ARGV[5]  ttl of idle state in seconds (integer >= 1)
 -- ARGV[6]  linger of ended rounds in seconds (integer >= 1)
+-- ARGV[7]  '1' when the caller has a --once command: if its arrival
+--          completes the round, the round is left open for it to run
+--          (the release script passes it after); '0' otherwise
+-- ARGV[8]  optional: this party's --value (1..200 bytes, no control
+--          characters), appended to the round's value list
 --
 -- Returns one of
---   {'wait', gen, count, n}   arrived; block on the round's out list
---   {'done', gen, count, n}   this arrival completed the round ('ok' pushed)
---   {'badn', open_n}          the open round was fixed at another n; nothing
---                             was written
+--   {'wait', gen, count, n, index, dup}  arrived; block on the out list
+--   {'done', gen, count, n, index, dup}  this arrival completed the round
+--                                        ('ok' pushed)
+--   {'run', gen, count, n, index, dup}   this arrival completed the round
+--                                        and must run its --once command,
+--                                        then call release (or abandon)
+--   {'badn', open_n}                     the open round was fixed at
+--                                        another n; nothing was written
+-- index is the arrival's place in its round (0 first); dup is 1 when the
+-- id was already in the round under another nonce (a restarted party, or
+-- two processes sharing an id: it still counts once).
 -- A bad argument is an error reply, and nothing is written.
 -- A retried call with the same (id, nonce) gets its first answer back: the
--- same gen and count, 'done' if that arrival completed the round, else
--- 'wait' (on that gen, whose out list may already hold the outcome). So a
--- lost reply never counts an arrival twice, never moves it to a later
--- round, and the party that completed a round still knows it did. The
--- nonces hash keeps '<nonce> <gen> <count>' per id.
+-- same gen, count and index, 'done'/'run' if that arrival completed the
+-- round, else 'wait' (on that gen, whose out list may already hold the
+-- outcome). So a lost reply never counts an arrival twice, never moves it
+-- to a later round, never runs a --once command twice, and the party that
+-- completed a round still knows it did. The nonces hash keeps
+-- '<nonce> <gen> <count>' per id.
 
 --- @include "includes/args.lua"
 --- @include "includes/time.lua"
@@ -43,14 +56,24 @@ local n = int_arg(3, 'n', 1, 100000)
 local lease = int_arg(4, 'lease ms', 1, 1e12)
 local ttl = int_arg(5, 'ttl', 1, 1e9)
 local linger = int_arg(6, 'linger', 1, 1e9)
+local once = ARGV[7]
+if once ~= '0' and once ~= '1' then bad_arg(7, 'once') end
+once = once == '1'
+local value = ARGV[8]
+if value ~= nil and (#value == 0 or #value > 200 or
+                     string.find(value, '[%z\1-\31\127]')) then
+  bad_arg(8, 'value')
+end
+local done = once and 'run' or 'done'
 
 local prev = redis.call('HGET', nonces, id)
+local pnonce, pgen, pcount
 if prev then
-  local pnonce, pgen, pcount = string.match(prev, '^(%S+) (%d+) ?(%d*)$')
-  if pnonce == nonce then
-    pcount = tonumber(pcount) or 0
-    if pcount >= n then return {'done', tonumber(pgen), pcount, n} end
-    return {'wait', tonumber(pgen), pcount, n}
+  pnonce, pgen, pcount = string.match(prev, '^(%S+) (%d+) (%d+)$')
+  pgen, pcount = tonumber(pgen), tonumber(pcount)
+  if pnonce and pnonce == nonce then
+    if pcount >= n then return {done, pgen, pcount, n, pcount - 1, 0} end
+    return {'wait', pgen, pcount, n, pcount - 1, 0}
   end
 end
 
@@ -78,21 +101,40 @@ if open_n and tonumber(open_n) ~= n then
   return {'badn', tonumber(open_n)}
 end
 
-redis.call('ZADD', inkey, now + lease, id)
-local count = redis.call('ZCARD', inkey)
 local keep = open_expiry(ttl, lease)
-redis.call('HSET', nonces, id, nonce .. ' ' .. gen .. ' ' .. count)
+local dup = redis.call('ZADD', inkey, now + lease, id) == 0
+local count = redis.call('ZCARD', inkey)
+local index = count - 1
+if dup then
+  -- Same member, same place: keep the first arrival's count and index.
+  if pgen == gen and pcount then index = pcount - 1 end
+  redis.call('HSET', nonces, id, nonce .. ' ' .. gen .. ' ' .. (index + 1))
+else
+  redis.call('HSET', nonces, id, nonce .. ' ' .. gen .. ' ' .. count)
+  if value then
+    local valkey = round_key(base, gen, 'val')
+    redis.call('RPUSH', valkey, value)
+    redis.call('EXPIRE', valkey, keep)
+  end
+end
 redis.call('EXPIRE', nonces, keep)
+dup = dup and 1 or 0
 
 if count >= n then
-  -- The one place a round passes.
-  redis.call('RPUSH', outkey, 'ok')
-  redis.call('EXPIRE', outkey, linger)
-  redis.call('EXPIRE', inkey, linger)
+  -- The round is complete. Only here (or in release, for the party this
+  -- sets as runner) does a round pass.
   redis.call('HSET', base, 'gen', gen + 1)
   redis.call('HDEL', base, 'n')
   redis.call('EXPIRE', base, ttl)
-  return {'done', gen, count, n}
+  if once then
+    local runkey = round_key(base, gen, 'run')
+    redis.call('SET', runkey, id, 'EX', keep)
+    redis.call('EXPIRE', inkey, keep)
+  else
+    redis.call('RPUSH', outkey, 'ok')
+    linger_round(base, gen, inkey, outkey, linger)
+  end
+  return {done, gen, count, n, index, dup}
 end
 
 -- The round's first arrival fixes n and the expiries; later arrivals of the
@@ -102,4 +144,4 @@ if count == 1 then
   redis.call('EXPIRE', base, keep)
   redis.call('EXPIRE', inkey, keep)
 end
-return {'wait', gen, count, n}
+return {'wait', gen, count, n, index, dup}

@@ -14,11 +14,15 @@
 -- ARGV[3]  lease in milliseconds (integer >= 1)
 -- ARGV[4]  linger of ended rounds in seconds (integer >= 1)
 -- ARGV[5]  ttl of idle state in seconds (integer >= 1)
+-- ARGV[6]  optional: '1' to have the round's member ids listed in the
+--          'wait' reply (for progress that names who is missing)
 --
 -- Returns one of
 --   {'out', outcome}       the round has ended ('ok' or 'broken <reason>');
 --                          possibly just now, by this call
---   {'wait', count, n}     still open; lease and the round's keys renewed
+--   {'wait', count, n [, id, id, ...]}  still open (or its --once command
+--                          runs); lease and the round's keys renewed; n is
+--                          0 once the round is complete
 --   {'lost'}               this party's entry in the round is gone: the
 --                          state was lost (Redis restarted empty, or the
 --                          keys were deleted or expired)
@@ -35,6 +39,8 @@ local id = word_arg(2, 'id', false)
 local lease = int_arg(3, 'lease ms', 1, 1e12)
 local linger = int_arg(4, 'linger', 1, 1e9)
 local ttl = int_arg(5, 'ttl', 1, 1e9)
+local list = ARGV[6]
+if list ~= nil and list ~= '0' and list ~= '1' then bad_arg(6, 'list') end
 check_round_keys(base, gen, inkey, outkey)
 if nonces ~= base .. ':nonce' then
   error({err = 'ERR KEYS[4] must be the barrier\'s nonce key'})
@@ -64,5 +70,15 @@ local keep = open_expiry(ttl, lease)
 redis.call('EXPIRE', inkey, keep)
 redis.call('EXPIRE', base, keep)
 redis.call('EXPIRE', nonces, keep)
-return {'wait', redis.call('ZCARD', inkey),
-        tonumber(redis.call('HGET', base, 'n') or '0')}
+redis.call('EXPIRE', round_key(base, gen, 'val'), keep)
+redis.call('EXPIRE', round_key(base, gen, 'run'), keep)
+local n = 0
+if tonumber(redis.call('HGET', base, 'gen') or '0') == gen then
+  n = tonumber(redis.call('HGET', base, 'n') or '0')
+end
+local res = {'wait', redis.call('ZCARD', inkey), n}
+if list == '1' then
+  local m = redis.call('ZRANGE', inkey, 0, -1)
+  for i = 1, #m do res[#res + 1] = m[i] end
+end
+return res

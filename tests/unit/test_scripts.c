@@ -14,7 +14,7 @@
 static void test_scripts_ids_match_names(void **state)
 {
     static const char *const names[RB_SCRIPT__COUNT] = {
-        "abandon", "arrive", "heartbeat", "reset", "set", "status", "sync",
+        "abandon", "arrive", "heartbeat", "release", "reset", "set", "status", "sync",
         "train",
     };
     size_t i;

@@ -1,0 +1,262 @@
+/*
+ * Decoders of the barrier scripts' replies (see rb_reply.h). Every element
+ * is checked for its type before it is read, and every string for an
+ * embedded NUL: a reply is data from the network, and a Lua script on a
+ * shared server is only as trustworthy as whoever else can load one.
+ */
+#include "fmacros.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rb_reply.h"
+
+static int is_text(const redisReply *r)
+{
+    return r && r->type == REDIS_REPLY_STRING && r->str &&
+           memchr(r->str, '\0', r->len) == NULL;
+}
+
+static int text_is(const redisReply *r, const char *s)
+{
+    return is_text(r) && strcmp(r->str, s) == 0;
+}
+
+static int array_at_least(const redisReply *r, size_t min)
+{
+    return r && r->type == REDIS_REPLY_ARRAY && r->elements >= min &&
+           (r->elements == 0 || r->element);
+}
+
+int rb_reply__int(const redisReply *r, long long lo, long long hi,
+                  long long *out)
+{
+    long long v;
+
+    if (r == NULL)
+        return RB_EPROTO;
+    if (r->type == REDIS_REPLY_INTEGER) {
+        v = r->integer;
+    } else if (is_text(r)) {
+        char *end;
+        size_t i = r->str[0] == '-' ? 1 : 0;
+
+        /* Digits only: strtoll would take blanks, a '+' and "0x". */
+        if (r->len == i || r->len > 20)
+            return RB_EPROTO;
+        for (; i < r->len; i++)
+            if (r->str[i] < '0' || r->str[i] > '9')
+                return RB_EPROTO;
+        errno = 0;
+        v = strtoll(r->str, &end, 10);
+        if (errno == ERANGE || *end != '\0')
+            return RB_EPROTO;
+    } else {
+        return RB_EPROTO;
+    }
+    if (v < lo || v > hi)
+        return RB_EPROTO;
+    *out = v;
+    return RB_OK;
+}
+
+#define GEN_MAX 1000000000000000LL   /* 1e15: the scripts' own bound */
+
+int rb_reply__arrive(const redisReply *r, rb_arrive_reply *out)
+{
+    long long gen, count, n, index, dup;
+
+    memset(out, 0, sizeof(*out));
+    if (!array_at_least(r, 2))
+        return RB_EPROTO;
+    if (text_is(r->element[0], "badn")) {
+        if (r->elements != 2 ||
+            rb_reply__int(r->element[1], 1, RB_N_MAX, &n) != RB_OK)
+            return RB_EPROTO;
+        out->kind = RB_ARRIVE_BADN;
+        out->open_n = (long)n;
+        return RB_OK;
+    }
+    if (text_is(r->element[0], "wait"))
+        out->kind = RB_ARRIVE_WAIT;
+    else if (text_is(r->element[0], "done"))
+        out->kind = RB_ARRIVE_DONE;
+    else if (text_is(r->element[0], "run"))
+        out->kind = RB_ARRIVE_RUN;
+    else
+        return RB_EPROTO;
+    if (r->elements != 6 ||
+        rb_reply__int(r->element[1], 1, GEN_MAX, &gen) != RB_OK ||
+        rb_reply__int(r->element[3], 1, RB_N_MAX, &n) != RB_OK ||
+        rb_reply__int(r->element[2], 1, n, &count) != RB_OK ||
+        rb_reply__int(r->element[4], 0, count - 1, &index) != RB_OK ||
+        rb_reply__int(r->element[5], 0, 1, &dup) != RB_OK)
+        return RB_EPROTO;
+    if (out->kind != RB_ARRIVE_WAIT && count != n)
+        return RB_EPROTO;
+    out->gen = gen;
+    out->count = (long)count;
+    out->n = (long)n;
+    out->index = (long)index;
+    out->dup = (int)dup;
+    return RB_OK;
+}
+
+int rb_reply__round(const redisReply *r, rb_round_reply *out)
+{
+    long long count, n;
+    size_t i;
+
+    memset(out, 0, sizeof(*out));
+    if (!array_at_least(r, 1))
+        return RB_EPROTO;
+    if (text_is(r->element[0], "lost")) {
+        if (r->elements != 1)
+            return RB_EPROTO;
+        out->kind = RB_ROUND_LOST;
+        return RB_OK;
+    }
+    if (text_is(r->element[0], "out") || text_is(r->element[0], "broken")) {
+        int broken = r->element[0]->str[0] == 'b';
+
+        if (r->elements < 2 || r->elements > (broken ? 3u : 2u) ||
+            !is_text(r->element[1]) ||
+            rb_reply__outcome(r->element[1]->str, NULL) < 0)
+            return RB_EPROTO;
+        /* This call broke it: that can only be a break. */
+        if (broken && rb_reply__outcome(r->element[1]->str, NULL) != 0)
+            return RB_EPROTO;
+        if (r->elements == 3) {
+            if (!is_text(r->element[2]) ||
+                rb_reply__outcome(r->element[2]->str, NULL) != 0)
+                return RB_EPROTO;
+            out->previous = r->element[2]->str;
+        }
+        out->kind = broken ? RB_ROUND_BROKEN : RB_ROUND_OUT;
+        out->text = r->element[1]->str;
+        return RB_OK;
+    }
+    if (!text_is(r->element[0], "wait") || r->elements < 3 ||
+        rb_reply__int(r->element[2], 0, RB_N_MAX, &n) != RB_OK ||
+        rb_reply__int(r->element[1], 0, RB_N_MAX, &count) != RB_OK)
+        return RB_EPROTO;
+    for (i = 3; i < r->elements; i++)
+        if (!is_text(r->element[i]))
+            return RB_EPROTO;
+    if (r->elements > 3 && r->elements - 3 != (size_t)count)
+        return RB_EPROTO;
+    out->kind = RB_ROUND_WAIT;
+    out->count = (long)count;
+    out->n = (long)n;
+    out->members = r->elements > 3 ? r->element + 3 : NULL;
+    out->members_count = r->elements - 3;
+    return RB_OK;
+}
+
+int rb_reply__outcome(const char *text, const char **reason)
+{
+    if (text == NULL)
+        return -1;
+    if (strcmp(text, "ok") == 0)
+        return 1;
+    if (strncmp(text, "broken ", 7) == 0 && text[7] != '\0') {
+        if (reason)
+            *reason = text + 7;
+        return 0;
+    }
+    return -1;
+}
+
+int rb_reply__block(const redisReply *r, const char **text)
+{
+    *text = NULL;
+    if (r == NULL)
+        return RB_EPROTO;
+    if (r->type == REDIS_REPLY_NIL)
+        return RB_OK;
+    if (!is_text(r) || rb_reply__outcome(r->str, NULL) < 0)
+        return RB_EPROTO;
+    *text = r->str;
+    return RB_OK;
+}
+
+int rb_reply__status(const redisReply *r, rb_status *out)
+{
+    long long gen, n, now, deadline;
+    size_t i, count;
+
+    memset(out, 0, sizeof(*out));
+    if (!array_at_least(r, 4) || (r->elements - 4) % 2 != 0 ||
+        rb_reply__int(r->element[0], 0, GEN_MAX, &gen) != RB_OK ||
+        rb_reply__int(r->element[1], 0, RB_N_MAX, &n) != RB_OK ||
+        rb_reply__int(r->element[2], 0, GEN_MAX * 10, &now) != RB_OK ||
+        !is_text(r->element[3]) ||
+        r->element[3]->len >= sizeof(out->last_outcome))
+        return RB_EPROTO;
+    count = (r->elements - 4) / 2;
+    for (i = 0; i < count; i++) {
+        const redisReply *id = r->element[4 + 2 * i];
+
+        /* Scores come back as strings, possibly with a fraction. */
+        if (!is_text(id) || id->len == 0 || id->len > RB_NAME_MAX ||
+            !is_text(r->element[5 + 2 * i]) ||
+            rb_reply__int(r->element[5 + 2 * i], 0, GEN_MAX * 10,
+                          &deadline) != RB_OK)
+            return RB_EPROTO;
+    }
+    if (count) {
+        out->members = calloc(count, sizeof(rb_member));
+        if (out->members == NULL)
+            return RB_ENOMEM;
+    }
+    out->gen = gen;
+    out->n = (long)n;
+    memcpy(out->last_outcome, r->element[3]->str, r->element[3]->len + 1);
+    out->members_count = count;
+    for (i = 0; i < count; i++) {
+        const redisReply *id = r->element[4 + 2 * i];
+
+        rb_reply__int(r->element[5 + 2 * i], 0, GEN_MAX * 10, &deadline);
+        memcpy(out->members[i].id, id->str, id->len + 1);
+        out->members[i].lease_left_ms = deadline - now;
+    }
+    return RB_OK;
+}
+
+int rb_reply__reset(const redisReply *r, rb_reset_reply *out)
+{
+    long long gen, members;
+    size_t i;
+
+    memset(out, 0, sizeof(*out));
+    if (!array_at_least(r, 2) ||
+        rb_reply__int(r->element[0], 0, GEN_MAX * 10, &gen) != RB_OK ||
+        rb_reply__int(r->element[1], 0, RB_N_MAX, &members) != RB_OK)
+        return RB_EPROTO;
+    for (i = 2; i < r->elements; i++)
+        if (!is_text(r->element[i]))
+            return RB_EPROTO;
+    out->gen = gen;
+    out->members = (long)members;
+    out->removed = r->elements > 2 ? r->element + 2 : NULL;
+    out->removed_count = r->elements - 2;
+    return RB_OK;
+}
+
+int rb_reply__strings(const redisReply *r, redisReply ***items,
+                      size_t *count)
+{
+    size_t i;
+
+    *items = NULL;
+    *count = 0;
+    if (!array_at_least(r, 0))
+        return RB_EPROTO;
+    for (i = 0; i < r->elements; i++)
+        if (!is_text(r->element[i]))
+            return RB_EPROTO;
+    *items = r->elements ? r->element : NULL;
+    *count = r->elements;
+    return RB_OK;
+}

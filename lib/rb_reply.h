@@ -1,0 +1,88 @@
+#ifndef RB_REPLY_H
+#define RB_REPLY_H
+
+/*
+ * Decoders of the barrier scripts' replies: pure functions from a hiredis
+ * reply to a struct, so each can be unit-tested with hostile replies (wrong
+ * types, short arrays, huge integers, NULs) built by redisReader, without a
+ * server. A reply of any shape the protocol never sends gives RB_EPROTO;
+ * strings in the results point into the reply and live as long as it.
+ */
+
+#include <stddef.h>
+
+#include "rb_internal.h"
+
+/* A whole number in [lo, hi] from an integer reply or a decimal string
+ * reply (what Lua numbers become). @return RB_OK or RB_EPROTO */
+int rb_reply__int(const redisReply *r, long long lo, long long hi,
+                  long long *out);
+
+typedef enum rb_arrive_kind {
+    RB_ARRIVE_WAIT = 0,   /* block on the round's out list */
+    RB_ARRIVE_DONE,       /* this arrival completed the round */
+    RB_ARRIVE_RUN,        /* ... and must run its --once command */
+    RB_ARRIVE_BADN        /* the open round has another n: open_n */
+} rb_arrive_kind;
+
+typedef struct rb_arrive_reply {
+    rb_arrive_kind kind;
+    long long gen;
+    long count;
+    long n;
+    long index;
+    int dup;
+    long open_n;          /* RB_ARRIVE_BADN only */
+} rb_arrive_reply;
+
+int rb_reply__arrive(const redisReply *r, rb_arrive_reply *out);
+
+typedef enum rb_round_kind {
+    RB_ROUND_OUT = 0,     /* the round has an outcome (text) */
+    RB_ROUND_WAIT,        /* still open: count, n, members */
+    RB_ROUND_LOST,        /* this party is not in the round */
+    RB_ROUND_BROKEN       /* this call broke it (text; previous) */
+} rb_round_kind;
+
+typedef struct rb_round_reply {
+    rb_round_kind kind;
+    const char *text;     /* outcome: "ok" or "broken <reason>" */
+    const char *previous; /* RB_ROUND_BROKEN: the broken outcome of the
+                             round before, or NULL */
+    long count;
+    long n;
+    redisReply **members; /* RB_ROUND_WAIT: ids, when listed */
+    size_t members_count;
+} rb_round_reply;
+
+/* Replies of heartbeat, abandon and release (one vocabulary). */
+int rb_reply__round(const redisReply *r, rb_round_reply *out);
+
+/* An outcome's text: 1 for "ok"; 0 for "broken <reason>" (*reason set);
+ * -1 for anything else. */
+int rb_reply__outcome(const char *text, const char **reason);
+
+/* The reply of a blocking move on the out list: 0 and *text NULL when the
+ * slice ran out (nil), 0 and *text the outcome, or RB_EPROTO. */
+int rb_reply__block(const redisReply *r, const char **text);
+
+/* status: fills out (members allocated; rb_status_clear frees them).
+ * @return RB_OK, RB_EPROTO or RB_ENOMEM */
+int rb_reply__status(const redisReply *r, rb_status *out);
+
+/* reset: {gen, members, removed...}; removed lists keys of a wrong type
+ * the script deleted (pointers into r). */
+typedef struct rb_reset_reply {
+    long long gen;
+    long members;
+    redisReply **removed;
+    size_t removed_count;
+} rb_reset_reply;
+
+int rb_reply__reset(const redisReply *r, rb_reset_reply *out);
+
+/* A list of strings (the round's --value list). */
+int rb_reply__strings(const redisReply *r, redisReply ***items,
+                      size_t *count);
+
+#endif
