@@ -5,6 +5,11 @@
  * slices renew their lease by one heartbeat script. Nobody polls: a round's
  * completing arrival wakes every waiter at once, and an idle party costs
  * two commands per slice (lease/3) whatever n is.
+ *
+ * rb_barrier_wait reads as its steps: arrive (the one step that must reach
+ * a known end), then either wait for the outcome or, for the party whose
+ * arrival completed a --once round, run the command and release the
+ * others. Replies are decoded by the pure functions of rb_reply.c.
  */
 #include "fmacros.h"
 
@@ -12,132 +17,387 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rb_reply.h"
 #include "rb_script.h"
 
 #define RB_LINGER_MAX_S 300   /* ended rounds stay readable this long */
 /* A deadline long past: the call is sent once and never retried. */
 #define RB_ONE_ATTEMPT 1
+/* Abandoning gets this long, uncancellable: the break must reach the
+ * others. */
+#define RB_ABANDON_GRACE_MS 2000
 
 typedef struct waiter {
     rb_conn *c;
     const rb_wait_opts *o;
+    rb_wait_result *res;
     char base[RB_KEY_MAX];
     char nonce_key[RB_KEY_MAX];
     char in_key[RB_KEY_MAX];
     char out_key[RB_KEY_MAX];
     char gen[24];
-    char lease_ms[24];
+    char lease_text[24];
     char linger[24];
     char ttl[24];
+    long long gen_n;
+    long n;
+    long count;               /* parties in the round at arrival */
+    long long lease_ms;
+    long long slice_ms;
     long long deadline;       /* 0: none */
     long long started;
+    long long progress_at;    /* when progress is next due */
 } waiter;
 
-static long long reply_int(const redisReply *r)
+/* ---- how long each call may try (the one place this file says it) ---- */
+
+static rb_call call_arrive(const waiter *w)
 {
-    if (r->type == REDIS_REPLY_INTEGER)
-        return r->integer;
-    if (r->type == REDIS_REPLY_STRING)
-        return strtoll(r->str, NULL, 10);
-    return -1;
+    /* Not cancellable: once sent, the arrival must be known, so that an
+     * interrupted party can break the round it is in. */
+    rb_call call = { 0, 0, 0, RB_FAULT_ARRIVE_REPLY };
+
+    call.deadline_ms = w->deadline;
+    return call;
 }
 
-static int is_array(const redisReply *r, size_t min)
+static rb_call call_beat(const waiter *w)
 {
-    return r && r->type == REDIS_REPLY_ARRAY && r->elements >= min;
+    rb_call call = { 0, 0, 1, RB_FAULT_NONE };
+
+    call.deadline_ms = w->deadline;
+    return call;
 }
 
-static int elem_is(const redisReply *r, size_t i, const char *s)
+/* One blocking slice: one attempt (see block_slice). */
+static rb_call call_block(long long slice_ms)
 {
-    return r->element[i]->type == REDIS_REPLY_STRING &&
-           strcmp(r->element[i]->str, s) == 0;
+    rb_call call = { 0, RB_ONE_ATTEMPT, 1, RB_FAULT_NONE };
+
+    call.block_ms = (int)slice_ms;
+    return call;
 }
+
+static rb_call call_grace(void)
+{
+    rb_call call = { 0, 0, 0, RB_FAULT_NONE };
+
+    call.deadline_ms = rb_now_ms() + RB_ABANDON_GRACE_MS;
+    return call;
+}
+
+static rb_call call_admin(void)
+{
+    rb_call call = { 0, 0, 1, RB_FAULT_NONE };
+
+    return call;
+}
+
+/* ---- outcomes and messages ---- */
 
 static int outcome(const waiter *w, const char *text, rb_error *err)
 {
-    if (strcmp(text, "ok") == 0)
+    const char *reason = NULL;
+    int v = rb_reply__outcome(text, &reason);
+
+    if (v == 1)
         return RB_OK;
-    if (strncmp(text, "broken ", 7) == 0)
+    if (v == 0)
         return rb_error__set(err, RB_EBROKEN, "%s: round %s broken: %s",
-                             w->o->name, w->gen, text + 7);
+                             w->o->name, w->gen, reason);
     return rb_error__set(err, RB_EPROTO, "%s: unknown outcome '%.100s'",
-                         w->o->name, text);
+                         w->o->name, text ? text : "");
+}
+
+static int bad_reply(const waiter *w, const char *script, rb_error *err)
+{
+    return rb_error__set(err, RB_EPROTO, "%s: bad %s reply", w->o->name,
+                         script);
+}
+
+/* A Redis error naming a key of the wrong type: say what repairs it. */
+static int script_failed(const char *name, int rc, rb_error *err)
+{
+    if (rc == RB_EREDIS && strncmp(err->msg, "WRONGTYPE", 9) == 0)
+        return rb_error__set(err, RB_EREDIS, "%s: a key of this barrier "
+                             "holds a value of the wrong type (not written "
+                             "by rbarrier?); a reset of the barrier "
+                             "removes it", name);
+    return rc;
 }
 
 /* Leave the round early; an outcome already there wins. `code` is what this
- * party reports when it did break the round. */
-static int abandon(waiter *w, const char *what, int code, rb_error *err)
+ * party reports when it did break the round. form "arrivals": the reason
+ * names this party and who had arrived; "plain": what, as given. */
+static int abandon(waiter *w, const char *what, const char *form, int code,
+                   rb_error *err)
 {
     const char *keys[3] = { w->base, w->in_key, w->out_key };
-    const char *args[5] = { w->gen, w->o->id, what, w->linger, "arrivals" };
-    rb_call call = { 0, 0, 0, RB_FAULT_NONE };
+    const char *args[6] = { w->gen, w->o->id, what, w->linger, form,
+                            w->o->expect };
+    rb_call call = call_grace();
     redisReply *r = NULL;
-    rb_error aerr = { RB_EPROTO, "unexpected reply to abandon" };
+    rb_round_reply rr;
+    rb_error aerr = { RB_EPROTO, "unexpected reply" };
+    const char *reason;
+    size_t idlen = strlen(w->o->id);
     int rc;
 
-    /* A short, uncancellable grace: the break must reach the others. */
-    call.deadline_ms = rb_now_ms() + 2000;
-    rc = rb_script__run(w->c, RB_SCRIPT_ABANDON, keys, args, 5, &call, &r,
-                        &aerr);
-    if (rc == RB_OK && is_array(r, 2) && elem_is(r, 0, "out") &&
-        r->element[1]->type == REDIS_REPLY_STRING) {
-        rc = outcome(w, r->element[1]->str, err);
+    rc = rb_script__run(w->c, RB_SCRIPT_ABANDON, keys, args,
+                        w->o->expect ? 6 : 5, &call, &r, &aerr);
+    if (rc != RB_OK || rb_reply__round(r, &rr) != RB_OK ||
+        rr.kind == RB_ROUND_WAIT) {
+        freeReplyObject(r);
+        return rb_error__set(err, code, "%s: %s (and could not tell the "
+                             "others: %s)", w->o->name, what, aerr.msg);
+    }
+    if (rr.kind == RB_ROUND_OUT) {
+        rc = outcome(w, rr.text, err);
         freeReplyObject(r);
         return rc;
     }
-    if (rc == RB_OK && is_array(r, 2) && elem_is(r, 0, "broken") &&
-        r->element[1]->type == REDIS_REPLY_STRING) {
-        /* "broken <id> timed out after 1s (1/2 arrived: ...)": say it
-         * from this party's side, without its own id. */
-        const char *reason = r->element[1]->str + 7;
-        size_t idlen = strlen(w->o->id);
-
-        if (strncmp(reason, w->o->id, idlen) == 0 && reason[idlen] == ' ')
-            reason += idlen + 1;
-        rb_error__set(err, code, "%s: %s", w->o->name, reason);
+    if (rr.kind == RB_ROUND_LOST) {
         freeReplyObject(r);
-        return code;
+        return rb_error__set(err, RB_ELOST, "%s: %s, and round %s no longer "
+                             "holds this party (barrier state lost)",
+                             w->o->name, what, w->gen);
     }
+    /* "broken <id> timed out after 1s (1/2 arrived: ...)": say it from
+     * this party's side, without its own id. */
+    rb_reply__outcome(rr.text, &reason);
+    if (strncmp(reason, w->o->id, idlen) == 0 && reason[idlen] == ' ')
+        reason += idlen + 1;
+    if (rr.previous && rb_reply__outcome(rr.previous, NULL) == 0)
+        rb_error__set(err, code, "%s: %s; alone in round %s, which began "
+                      "when round %lld broke: %s", w->o->name, reason,
+                      w->gen, w->gen_n - 1, rr.previous + 7);
+    else
+        rb_error__set(err, code, "%s: %s", w->o->name, reason);
     freeReplyObject(r);
-    return rb_error__set(err, code, "%s: %s (and could not tell the others: "
-                         "%s)", w->o->name, what, aerr.msg);
+    return code;
 }
 
-static void timed_out_text(const waiter *w, char *buf, size_t len)
+static int timed_out(waiter *w, rb_error *err)
 {
-    snprintf(buf, len, "timed out after %gs", w->o->timeout_s);
+    char what[96];
+
+    snprintf(what, sizeof(what), "timed out after %gs", w->o->timeout_s);
+    return abandon(w, what, "arrivals", RB_ETIMEOUT, err);
+}
+
+/* ---- the steps ---- */
+
+static int check_wait_opts(const rb_wait_opts *o, rb_error *err)
+{
+    int rc;
+
+    if ((rc = rb_check_name(o->name, "barrier name", err)) != RB_OK)
+        return rc;
+    if ((rc = rb_check_id(o->id, "party id", err)) != RB_OK)
+        return rc;
+    if (o->prefix && (rc = rb_check_name(o->prefix, "prefix", err)) != RB_OK)
+        return rc;
+    if (o->n < 1 || o->n > RB_N_MAX)
+        return rb_error__set(err, RB_EINVAL, "n must be 1..%d, not %ld",
+                             RB_N_MAX, o->n);
+    if (o->timeout_s < 0)
+        return rb_error__set(err, RB_EINVAL, "timeout must not be negative");
+    if (o->lease_s < 0)
+        return rb_error__set(err, RB_EINVAL, "lease must not be negative");
+    if (o->ttl_s < 0)
+        return rb_error__set(err, RB_EINVAL, "ttl must not be negative");
+    if (o->once && (!o->once->start || !o->once->wait || !o->once->kill))
+        return rb_error__set(err, RB_EINVAL, "once: start, wait and kill "
+                             "are all needed");
+    if (o->value) {
+        size_t i, len = strlen(o->value);
+
+        if (len == 0 || len > 200)
+            return rb_error__set(err, RB_EINVAL, "value must be 1..200 "
+                                 "bytes");
+        for (i = 0; i < len; i++)
+            if ((unsigned char)o->value[i] < 0x20 || o->value[i] == 0x7f)
+                return rb_error__set(err, RB_EINVAL, "value must not hold "
+                                     "control characters");
+    }
+    if (o->expect) {
+        const char *p = o->expect, *idp = NULL;
+        size_t idlen = strlen(o->id);
+        long count = 0;
+
+        if (strlen(o->expect) > 100000)
+            return rb_error__set(err, RB_EINVAL, "expected ids too long");
+        while (*p) {
+            size_t len = strcspn(p, ",");
+
+            if (len == 0 || len > RB_NAME_MAX ||
+                strcspn(p, " \t\r\n{}") < len)
+                return rb_error__set(err, RB_EINVAL, "bad expected id list");
+            if (len == idlen && memcmp(p, o->id, len) == 0)
+                idp = p;
+            count++;
+            p += len;
+            if (*p == ',')
+                p++;
+        }
+        if (idp == NULL)
+            return rb_error__set(err, RB_EINVAL, "id '%s' is not one of the "
+                                 "expected ids", o->id);
+        if (count != o->n)
+            return rb_error__set(err, RB_EINVAL, "%ld expected ids but n is "
+                                 "%ld", count, o->n);
+    }
+    return RB_OK;
+}
+
+static int setup(waiter *w, rb_conn *c, const rb_wait_opts *o,
+                 rb_wait_result *res, rb_error *err)
+{
+    long long ttl;
+    int rc;
+
+    if ((rc = check_wait_opts(o, err)) != RB_OK)
+        return rc;
+    memset(w, 0, sizeof(*w));
+    w->c = c;
+    w->o = o;
+    w->res = res;
+    w->n = o->n;
+    w->started = rb_now_ms();
+    w->deadline = o->timeout_s > 0
+                      ? w->started + (long long)(o->timeout_s * 1000.0 + 0.5)
+                      : 0;
+    w->lease_ms = o->lease_s > 0 ? (long long)(o->lease_s * 1000.0 + 0.5)
+                                 : 10000;
+    if (w->lease_ms < 30)
+        w->lease_ms = 30;
+    w->slice_ms = w->lease_ms / 3;
+    if (o->progress && o->progress_ms > 0 && o->progress_ms < w->slice_ms)
+        w->slice_ms = o->progress_ms;
+    ttl = o->ttl_s > 0 ? o->ttl_s : 86400;
+    if ((rc = rb_key__barrier(w->base, sizeof(w->base), o->prefix, o->name,
+                              err)) != RB_OK ||
+        (rc = rb_key__nonces(w->nonce_key, sizeof(w->nonce_key), w->base,
+                             err)) != RB_OK)
+        return rc;
+    snprintf(w->lease_text, sizeof(w->lease_text), "%lld", w->lease_ms);
+    snprintf(w->linger, sizeof(w->linger), "%lld",
+             ttl < RB_LINGER_MAX_S ? ttl : RB_LINGER_MAX_S);
+    snprintf(w->ttl, sizeof(w->ttl), "%lld", ttl);
+    /* A waiter cut off for longer than its lease is presumed dead by the
+     * others: there is no point reconnecting beyond that. */
+    rb_conn__set_retry_window(c, (int)w->lease_ms);
+    return RB_OK;
+}
+
+/* The arrival: one script call that must reach a known end (a lost reply
+ * is resent with the same nonce, and the script answers it as the first
+ * time). Fills the round's keys and the result. */
+static int arrive(waiter *w, rb_arrive_reply *a, rb_error *err)
+{
+    const rb_wait_opts *o = w->o;
+    char nonce[33], n_text[24];
+    const char *keys[2] = { w->base, w->nonce_key };
+    const char *args[8];
+    rb_call call = call_arrive(w);
+    redisReply *r = NULL;
+    int rc;
+
+    rb_random_hex(nonce, 16);
+    snprintf(n_text, sizeof(n_text), "%ld", o->n);
+    args[0] = o->id;
+    args[1] = nonce;
+    args[2] = n_text;
+    args[3] = w->lease_text;
+    args[4] = w->ttl;
+    args[5] = w->linger;
+    args[6] = o->once ? "1" : "0";
+    args[7] = o->value;
+    rc = rb_script__run(w->c, RB_SCRIPT_ARRIVE, keys, args,
+                        o->value ? 8 : 7, &call, &r, err);
+    if (rc != RB_OK)
+        return script_failed(o->name, rc, err);
+    rc = rb_reply__arrive(r, a);
+    freeReplyObject(r);
+    if (rc != RB_OK)
+        return bad_reply(w, "arrive", err);
+    if (a->kind == RB_ARRIVE_BADN)
+        return rb_error__set(err, RB_EINVAL,
+                             "%s: the open round has n=%ld; this party said "
+                             "n=%ld (nothing written)", o->name, a->open_n,
+                             o->n);
+    w->gen_n = a->gen;
+    w->count = a->count;
+    snprintf(w->gen, sizeof(w->gen), "%lld", a->gen);
+    if ((rc = rb_key__round(w->in_key, sizeof(w->in_key), w->base, a->gen,
+                            "in", err)) != RB_OK ||
+        (rc = rb_key__round(w->out_key, sizeof(w->out_key), w->base, a->gen,
+                            "out", err)) != RB_OK)
+        return rc;
+    if (w->res) {
+        w->res->gen = a->gen;
+        w->res->count = a->count;
+        w->res->n = o->n;
+        w->res->completed = a->kind != RB_ARRIVE_WAIT;
+        w->res->index = a->index;
+        w->res->duplicate = a->dup;
+    }
+    return RB_OK;
+}
+
+static void report_progress(waiter *w, const rb_round_reply *rr, int force)
+{
+    const char *ids[64];
+    rb_progress p;
+    long long now = rb_now_ms();
+    size_t i;
+
+    if (!w->o->progress || (!force && now < w->progress_at))
+        return;
+    w->progress_at = now + (w->o->progress_ms > 0 ? w->o->progress_ms : 0);
+    memset(&p, 0, sizeof(p));
+    p.gen = w->gen_n;
+    p.count = rr ? rr->count : w->count;
+    p.n = rr && rr->n > 0 ? rr->n : w->n;
+    p.waited_ms = now - w->started;
+    if (rr && rr->members_count <= sizeof(ids) / sizeof(ids[0])) {
+        for (i = 0; i < rr->members_count; i++)
+            ids[i] = rr->members[i]->str;
+        p.members = rr->members_count ? ids : NULL;
+        p.members_count = rr->members_count;
+    }
+    w->o->progress(&p, w->o->payload);
 }
 
 /* One heartbeat. Returns 1 when the round ended (rc in *rc), 0 to go on. */
-static int heartbeat(waiter *w, rb_progress *prog, int *rc, rb_error *err)
+static int heartbeat(waiter *w, int *rc, rb_error *err)
 {
     const char *keys[4] = { w->base, w->in_key, w->out_key, w->nonce_key };
-    const char *args[5] = { w->gen, w->o->id, w->lease_ms, w->linger,
-                            w->ttl };
-    rb_call call = { 0, 0, 1, RB_FAULT_NONE };
+    const char *args[6] = { w->gen, w->o->id, w->lease_text, w->linger,
+                            w->ttl, "1" };
+    rb_call call = call_beat(w);
     redisReply *r = NULL;
+    rb_round_reply rr;
 
-    call.deadline_ms = w->deadline;
-    *rc = rb_script__run(w->c, RB_SCRIPT_HEARTBEAT, keys, args, 5, &call, &r,
-                         err);
-    if (*rc != RB_OK)
+    *rc = rb_script__run(w->c, RB_SCRIPT_HEARTBEAT, keys, args,
+                         w->o->expect ? 6 : 5, &call, &r, err);
+    if (*rc != RB_OK) {
+        *rc = script_failed(w->o->name, *rc, err);
         return 1;
-    if (is_array(r, 2) && elem_is(r, 0, "out") &&
-        r->element[1]->type == REDIS_REPLY_STRING) {
-        *rc = outcome(w, r->element[1]->str, err);
-    } else if (is_array(r, 3) && elem_is(r, 0, "wait")) {
-        prog->count = (long)reply_int(r->element[1]);
-        prog->n = (long)reply_int(r->element[2]);
+    }
+    if (rb_reply__round(r, &rr) != RB_OK || rr.kind == RB_ROUND_BROKEN) {
+        *rc = bad_reply(w, "heartbeat", err);
+    } else if (rr.kind == RB_ROUND_WAIT) {
+        report_progress(w, &rr, 0);
         freeReplyObject(r);
         return 0;
-    } else if (is_array(r, 1) && elem_is(r, 0, "lost")) {
+    } else if (rr.kind == RB_ROUND_OUT) {
+        *rc = outcome(w, rr.text, err);
+    } else {
         *rc = rb_error__set(err, RB_ELOST,
                             "%s: barrier state lost (round %s and its "
                             "members are gone: was Redis restarted without "
                             "persistence?)", w->o->name, w->gen);
-    } else {
-        *rc = rb_error__set(err, RB_EPROTO, "%s: bad heartbeat reply",
-                            w->o->name);
     }
     freeReplyObject(r);
     return 1;
@@ -160,11 +420,10 @@ static int block_slice(waiter *w, long long slice_ms, int *rc, rb_error *err)
     const char *argv[6];
     size_t lens[6];
     int argc, i;
-    rb_call call = { 0, 0, 1, RB_FAULT_NONE };
+    rb_call call = call_block(slice_ms);
     redisReply *r = NULL;
+    const char *text;
 
-    call.block_ms = (int)slice_ms;
-    call.deadline_ms = RB_ONE_ATTEMPT;
     if (!rb_conn__no_blmove(w->c)) {
         snprintf(secs, sizeof(secs), "%.3f", (double)slice_ms / 1000.0);
         argv[0] = "BLMOVE";
@@ -195,38 +454,184 @@ static int block_slice(waiter *w, long long slice_ms, int *rc, rb_error *err)
         return 0;
     if (*rc != RB_OK)
         return 1;
-    if (r->type == REDIS_REPLY_NIL) {
-        freeReplyObject(r);
-        return 0;
-    }
-    if (r->type == REDIS_REPLY_STRING)
-        *rc = outcome(w, r->str, err);
-    else
+    if (rb_reply__block(r, &text) != RB_OK)
         *rc = rb_error__set(err, RB_EPROTO, "%s: bad reply to %s",
                             w->o->name, argv[0]);
+    else if (text == NULL) {
+        freeReplyObject(r);
+        return 0;
+    } else
+        *rc = outcome(w, text, err);
     freeReplyObject(r);
     return 1;
 }
 
-static int check_wait_opts(const rb_wait_opts *o, rb_error *err)
+/* Block until the round has an outcome, this party's deadline passes or
+ * it is cancelled. */
+static int wait_loop(waiter *w, rb_error *err)
 {
     int rc;
 
-    if ((rc = rb_check_name(o->name, "barrier name", err)) != RB_OK)
+    report_progress(w, NULL, 1);
+    for (;;) {
+        long long now = rb_now_ms(), slice = w->slice_ms;
+
+        if (w->deadline) {
+            if (now >= w->deadline)
+                return timed_out(w, err);
+            if (w->deadline - now < slice)
+                slice = w->deadline - now;
+        }
+        if (block_slice(w, slice, &rc, err)) {
+            if (rc == RB_ECANCELED)
+                return abandon(w, "interrupted", "arrivals", RB_ECANCELED,
+                               err);
+            return rc;
+        }
+        /* The slice ran out, or the connection was cut and remade (the
+         * out list may be gone with a restarted server): look again. */
+        if (heartbeat(w, &rc, err)) {
+            if (rc == RB_ECANCELED)
+                return abandon(w, "interrupted", "arrivals", RB_ECANCELED,
+                               err);
+            return rc;
+        }
+    }
+}
+
+/* Pass the round after this party's --once command succeeded. */
+static int release(waiter *w, rb_error *err)
+{
+    const char *keys[3] = { w->base, w->in_key, w->out_key };
+    const char *args[3] = { w->gen, w->o->id, w->linger };
+    rb_call call = call_grace();
+    redisReply *r = NULL;
+    rb_round_reply rr;
+    int rc;
+
+    rc = rb_script__run(w->c, RB_SCRIPT_RELEASE, keys, args, 3, &call, &r,
+                        err);
+    if (rc != RB_OK)
+        return script_failed(w->o->name, rc, err);
+    if (rb_reply__round(r, &rr) != RB_OK || rr.kind != RB_ROUND_OUT)
+        rc = bad_reply(w, "release", err);
+    else
+        rc = outcome(w, rr.text, err);
+    freeReplyObject(r);
+    return rc;
+}
+
+/* This party completed a --once round: run the command while the others
+ * stay blocked, keep this party's lease alive, then pass or break it. */
+static int run_once(waiter *w, const rb_arrive_reply *a, rb_error *err)
+{
+    const rb_once_ops *ops = w->o->once;
+    void *payload = w->o->once_payload;
+    rb_once_info info;
+    char what[160];
+    long long next_beat;
+    int rc, status = 0, ended;
+
+    info.name = w->o->name;
+    info.gen = a->gen;
+    info.n = a->n;
+    info.id = w->o->id;
+    info.index = a->index;
+    if (w->res)
+        w->res->ran_once = 1;
+    rc = ops->start(&info, payload, err);
+    if (rc != RB_OK) {
+        rb_error msg = *err;
+
+        if (w->res)
+            w->res->once_status = 127;
+        snprintf(what, sizeof(what), "once-command could not start on %s",
+                 w->o->id);
+        abandon(w, what, "plain", RB_EBROKEN, err);
+        return rb_error__set(err, RB_EBROKEN, "%s: %s", w->o->name,
+                             msg.msg);
+    }
+    next_beat = rb_now_ms() + w->slice_ms;
+    for (;;) {
+        long long now = rb_now_ms(), step = next_beat - now;
+
+        if (w->deadline && now >= w->deadline) {
+            ops->kill(payload);
+            return timed_out(w, err);
+        }
+        if (w->deadline && w->deadline - now < step)
+            step = w->deadline - now;
+        ended = ops->wait(payload, (int)(step > 0 ? step : 0), &status);
+        if (ended != 0)
+            break;
+        if (rb_conn__cancelled(w->c)) {
+            ops->kill(payload);
+            return abandon(w, "interrupted", "arrivals", RB_ECANCELED, err);
+        }
+        if (rb_now_ms() >= next_beat) {
+            if (heartbeat(w, &rc, err)) {
+                /* Broken meanwhile (another party's lease or timeout, a
+                 * reset): the command's result no longer matters. */
+                ops->kill(payload);
+                if (rc == RB_ECANCELED)
+                    return abandon(w, "interrupted", "arrivals",
+                                   RB_ECANCELED, err);
+                return rc;
+            }
+            next_beat = rb_now_ms() + w->slice_ms;
+        }
+    }
+    if (ended < 0)
+        status = 127;
+    if (w->res)
+        w->res->once_status = status;
+    if (status == 0)
+        return release(w, err);
+    snprintf(what, sizeof(what), "once-command failed on %s (exit %d)",
+             w->o->id, status);
+    rc = abandon(w, what, "plain", RB_EBROKEN, err);
+    return rc;
+}
+
+/* After a pass: the round's values, in arrival order. */
+static int read_values(waiter *w, rb_error *err)
+{
+    char key[RB_KEY_MAX];
+    const char *argv[4] = { "LRANGE", key, "0", "-1" };
+    size_t lens[4], i, count;
+    rb_call call = call_admin();
+    redisReply *r = NULL, **items;
+    int rc;
+
+    if ((rc = rb_key__round(key, sizeof(key), w->base, w->gen_n, "val",
+                            err)) != RB_OK)
         return rc;
-    if ((rc = rb_check_id(o->id, "party id", err)) != RB_OK)
-        return rc;
-    if (o->prefix && (rc = rb_check_name(o->prefix, "prefix", err)) != RB_OK)
-        return rc;
-    if (o->n < 1 || o->n > RB_N_MAX)
-        return rb_error__set(err, RB_EINVAL, "n must be 1..%d, not %ld",
-                             RB_N_MAX, o->n);
-    if (o->timeout_s < 0)
-        return rb_error__set(err, RB_EINVAL, "timeout must not be negative");
-    if (o->lease_s < 0)
-        return rb_error__set(err, RB_EINVAL, "lease must not be negative");
-    if (o->ttl_s < 0)
-        return rb_error__set(err, RB_EINVAL, "ttl must not be negative");
+    for (i = 0; i < 4; i++)
+        lens[i] = strlen(argv[i]);
+    rc = rb_conn__call(w->c, 4, argv, lens, &call, &r, err);
+    if (rc != RB_OK)
+        return script_failed(w->o->name, rc, err);
+    if (rb_reply__strings(r, &items, &count) != RB_OK) {
+        freeReplyObject(r);
+        return bad_reply(w, "value list", err);
+    }
+    if (count) {
+        w->res->values = calloc(count, sizeof(char *));
+        if (w->res->values == NULL) {
+            freeReplyObject(r);
+            return rb_error__set(err, RB_ENOMEM, "out of memory");
+        }
+    }
+    for (i = 0; i < count; i++) {
+        w->res->values[i] = malloc(items[i]->len + 1);
+        if (w->res->values[i] == NULL) {
+            freeReplyObject(r);
+            return rb_error__set(err, RB_ENOMEM, "out of memory");
+        }
+        memcpy(w->res->values[i], items[i]->str, items[i]->len + 1);
+        w->res->values_count = i + 1;
+    }
+    freeReplyObject(r);
     return RB_OK;
 }
 
@@ -234,48 +639,16 @@ int rb_barrier_wait(rb_conn *c, const rb_wait_opts *o, rb_wait_result *res,
                     rb_error *err)
 {
     rb_error local;
+    rb_arrive_reply a;
     waiter w;
-    char nonce[33], n_text[24];
-    const char *keys[2];
-    const char *args[6];
-    rb_call call = { 0, 0, 0, RB_FAULT_ARRIVE_REPLY };
-    redisReply *r = NULL;
-    rb_progress prog;
-    long long lease_ms, slice_ms, ttl;
     int rc;
 
     if (err == NULL)
         err = &local;
-    if ((rc = check_wait_opts(o, err)) != RB_OK)
+    if (res)
+        memset(res, 0, sizeof(*res));
+    if ((rc = setup(&w, c, o, res, err)) != RB_OK)
         return rc;
-
-    memset(&w, 0, sizeof(w));
-    w.c = c;
-    w.o = o;
-    w.started = rb_now_ms();
-    w.deadline = o->timeout_s > 0
-                     ? w.started + (long long)(o->timeout_s * 1000.0 + 0.5)
-                     : 0;
-    lease_ms = o->lease_s > 0 ? (long long)(o->lease_s * 1000.0 + 0.5) : 10000;
-    if (lease_ms < 30)
-        lease_ms = 30;
-    slice_ms = lease_ms / 3;
-    ttl = o->ttl_s > 0 ? o->ttl_s : 86400;
-    if ((rc = rb_key__barrier(w.base, sizeof(w.base), o->prefix, o->name,
-                              err)) != RB_OK)
-        return rc;
-    if ((rc = rb_key__nonces(w.nonce_key, sizeof(w.nonce_key), w.base,
-                             err)) != RB_OK)
-        return rc;
-    snprintf(w.lease_ms, sizeof(w.lease_ms), "%lld", lease_ms);
-    snprintf(w.linger, sizeof(w.linger), "%lld",
-             ttl < RB_LINGER_MAX_S ? ttl : RB_LINGER_MAX_S);
-    snprintf(n_text, sizeof(n_text), "%ld", o->n);
-    snprintf(w.ttl, sizeof(w.ttl), "%lld", ttl);
-    rb_random_hex(nonce, 16);
-    /* A waiter cut off for longer than its lease is presumed dead by the
-     * others: there is no point reconnecting beyond that. */
-    rb_conn__set_retry_window(c, (int)lease_ms);
 
     /* Connect first, and let a signal cut that: nothing is sent yet, so
      * leaving is safe, where the arrival itself must run to a known end. */
@@ -286,83 +659,30 @@ int rb_barrier_wait(rb_conn *c, const rb_wait_opts *o, rb_wait_result *res,
     if (rc != RB_OK)
         return rc;
 
-    keys[0] = w.base;
-    keys[1] = w.nonce_key;
-    args[0] = o->id;
-    args[1] = nonce;
-    args[2] = n_text;
-    args[3] = w.lease_ms;
-    args[4] = w.ttl;
-    args[5] = w.linger;
-    /* Not cancellable: once sent, the arrival must be known, so that an
-     * interrupted party can break the round it is in. */
-    call.deadline_ms = w.deadline;
-    rc = rb_script__run(c, RB_SCRIPT_ARRIVE, keys, args, 6, &call, &r, err);
-    if (rc != RB_OK)
+    if ((rc = arrive(&w, &a, err)) != RB_OK)
         return rc;
-    if (is_array(r, 2) && elem_is(r, 0, "badn")) {
-        rc = rb_error__set(err, RB_EINVAL,
-                           "%s: the open round has n=%lld; this party said "
-                           "n=%ld (nothing written)", o->name,
-                           reply_int(r->element[1]), o->n);
-        freeReplyObject(r);
-        return rc;
-    }
-    if (!is_array(r, 4) || (r->element[1]->type != REDIS_REPLY_STRING &&
-                            r->element[1]->type != REDIS_REPLY_INTEGER)) {
-        freeReplyObject(r);
-        return rb_error__set(err, RB_EPROTO, "%s: bad arrive reply", o->name);
-    }
-    snprintf(w.gen, sizeof(w.gen), "%lld", reply_int(r->element[1]));
-    memset(&prog, 0, sizeof(prog));
-    prog.gen = reply_int(r->element[1]);
-    prog.count = (long)reply_int(r->element[2]);
-    prog.n = o->n;
-    if (res) {
-        res->gen = prog.gen;
-        res->count = prog.count;
-        res->n = o->n;
-        res->completed = elem_is(r, 0, "done");
-    }
-    if (elem_is(r, 0, "done")) {
-        freeReplyObject(r);
-        return RB_OK;
-    }
-    freeReplyObject(r);
-    if ((rc = rb_key__round(w.in_key, sizeof(w.in_key), w.base, prog.gen,
-                            "in", err)) != RB_OK ||
-        (rc = rb_key__round(w.out_key, sizeof(w.out_key), w.base, prog.gen,
-                            "out", err)) != RB_OK)
-        return rc;
+    if (a.kind == RB_ARRIVE_RUN)
+        rc = run_once(&w, &a, err);
+    else if (a.kind == RB_ARRIVE_WAIT)
+        rc = wait_loop(&w, err);
+    if (res)
+        res->waited_ms = rb_now_ms() - w.started;
+    if (rc == RB_OK && o->value && res)
+        rc = read_values(&w, err);
+    return rc;
+}
 
-    for (;;) {
-        long long now = rb_now_ms(), slice = slice_ms;
-        char what[96];
+void rb_wait_result_clear(rb_wait_result *res)
+{
+    size_t i;
 
-        if (w.deadline) {
-            if (now >= w.deadline) {
-                timed_out_text(&w, what, sizeof(what));
-                return abandon(&w, what, RB_ETIMEOUT, err);
-            }
-            if (w.deadline - now < slice)
-                slice = w.deadline - now;
-        }
-        if (block_slice(&w, slice, &rc, err)) {
-            if (rc == RB_ECANCELED)
-                return abandon(&w, "interrupted", RB_ECANCELED, err);
-            return rc;
-        }
-        /* The slice ran out, or the connection was cut and remade (the
-         * out list may be gone with a restarted server): look again. */
-        prog.waited_ms = rb_now_ms() - w.started;
-        if (heartbeat(&w, &prog, &rc, err)) {
-            if (rc == RB_ECANCELED)
-                return abandon(&w, "interrupted", RB_ECANCELED, err);
-            return rc;
-        }
-        if (o->progress)
-            o->progress(&prog, o->payload);
-    }
+    if (res == NULL)
+        return;
+    for (i = 0; i < res->values_count; i++)
+        free(res->values[i]);
+    free(res->values);
+    res->values = NULL;
+    res->values_count = 0;
 }
 
 int rb_barrier_status(rb_conn *c, const char *prefix, const char *name,
@@ -371,10 +691,8 @@ int rb_barrier_status(rb_conn *c, const char *prefix, const char *name,
     rb_error local;
     char base[RB_KEY_MAX];
     const char *keys[1] = { base };
-    rb_call call = { 0, 0, 1, RB_FAULT_NONE };
+    rb_call call = call_admin();
     redisReply *r = NULL;
-    long long now;
-    size_t i;
     int rc;
 
     if (err == NULL)
@@ -386,38 +704,13 @@ int rb_barrier_status(rb_conn *c, const char *prefix, const char *name,
         return rc;
     rc = rb_script__run(c, RB_SCRIPT_STATUS, keys, NULL, 0, &call, &r, err);
     if (rc != RB_OK)
-        return rc;
-    if (!is_array(r, 4) || (r->elements - 4) % 2 != 0) {
-        freeReplyObject(r);
-        return rb_error__set(err, RB_EPROTO, "%s: bad status reply", name);
-    }
-    out->gen = reply_int(r->element[0]);
-    out->n = (long)reply_int(r->element[1]);
-    now = reply_int(r->element[2]);
-    if (r->element[3]->type == REDIS_REPLY_STRING)
-        snprintf(out->last_outcome, sizeof(out->last_outcome), "%s",
-                 r->element[3]->str);
-    out->members_count = (r->elements - 4) / 2;
-    if (out->members_count) {
-        out->members = calloc(out->members_count, sizeof(rb_member));
-        if (out->members == NULL) {
-            freeReplyObject(r);
-            out->members_count = 0;
-            return rb_error__set(err, RB_ENOMEM, "out of memory");
-        }
-    }
-    for (i = 0; i < out->members_count; i++) {
-        const redisReply *id = r->element[4 + 2 * i];
-        const redisReply *score = r->element[5 + 2 * i];
-
-        snprintf(out->members[i].id, sizeof(out->members[i].id), "%s",
-                 id->type == REDIS_REPLY_STRING ? id->str : "?");
-        out->members[i].lease_left_ms =
-            (long long)strtod(score->type == REDIS_REPLY_STRING ? score->str
-                                                                : "0",
-                              NULL) - now;
-    }
+        return script_failed(name, rc, err);
+    rc = rb_reply__status(r, out);
     freeReplyObject(r);
+    if (rc == RB_ENOMEM)
+        return rb_error__set(err, RB_ENOMEM, "out of memory");
+    if (rc != RB_OK)
+        return rb_error__set(err, RB_EPROTO, "%s: bad status reply", name);
     return RB_OK;
 }
 
@@ -438,8 +731,9 @@ int rb_barrier_reset(rb_conn *c, const char *prefix, const char *name,
     char base[RB_KEY_MAX], nonce_key[RB_KEY_MAX], linger[24], ttl[24];
     const char *keys[2] = { base, nonce_key };
     const char *args[2] = { linger, ttl };
-    rb_call call = { 0, 0, 1, RB_FAULT_NONE };
+    rb_call call = call_admin();
     redisReply *r = NULL;
+    rb_reset_reply rs;
     long t = ttl_s > 0 ? ttl_s : 86400;
     int rc;
 
@@ -447,9 +741,8 @@ int rb_barrier_reset(rb_conn *c, const char *prefix, const char *name,
         err = &local;
     if ((rc = rb_check_name(name, "barrier name", err)) != RB_OK)
         return rc;
-    if ((rc = rb_key__barrier(base, sizeof(base), prefix, name, err)))
-        return rc;
-    if ((rc = rb_key__nonces(nonce_key, sizeof(nonce_key), base, err)))
+    if ((rc = rb_key__barrier(base, sizeof(base), prefix, name, err)) ||
+        (rc = rb_key__nonces(nonce_key, sizeof(nonce_key), base, err)))
         return rc;
     snprintf(linger, sizeof(linger), "%ld",
              t < RB_LINGER_MAX_S ? t : RB_LINGER_MAX_S);
@@ -457,14 +750,13 @@ int rb_barrier_reset(rb_conn *c, const char *prefix, const char *name,
     rc = rb_script__run(c, RB_SCRIPT_RESET, keys, args, 2, &call, &r, err);
     if (rc != RB_OK)
         return rc;
-    if (!is_array(r, 2)) {
-        freeReplyObject(r);
-        return rb_error__set(err, RB_EPROTO, "%s: bad reset reply", name);
-    }
-    if (broken_gen)
-        *broken_gen = reply_int(r->element[0]);
-    if (members)
-        *members = (long)reply_int(r->element[1]);
+    rc = rb_reply__reset(r, &rs);
     freeReplyObject(r);
+    if (rc != RB_OK)
+        return rb_error__set(err, RB_EPROTO, "%s: bad reset reply", name);
+    if (broken_gen)
+        *broken_gen = rs.gen;
+    if (members)
+        *members = rs.members;
     return RB_OK;
 }

@@ -171,9 +171,37 @@ typedef struct rb_progress {
     long count;           /* parties in the round at the last look */
     long n;
     long long waited_ms;
+    const char *const *members;  /* ids in the round, when opts.expect is
+                                    set (else NULL); valid during the call */
+    size_t members_count;
 } rb_progress;
 
 typedef void (*rb_progress_fn)(const rb_progress *p, void *payload);
+
+/* What a --once command's runner is told (its environment, in the CLI). */
+typedef struct rb_once_info {
+    const char *name;
+    long long gen;
+    long n;
+    const char *id;
+    long index;
+} rb_once_info;
+
+/* How the library runs a --once command without running anything itself
+ * (it never forks, execs or waits for a process): the caller starts the
+ * command, and the library asks whether it ended while it keeps this
+ * party's lease alive between questions.
+ *   start  begin the command; RB_OK, or an rb_code with err filled
+ *   wait   wait up to timeout_ms for it to end: 1 with *status (its exit
+ *          status, 128+N for signal N) when it ended, 0 while it runs,
+ *          < 0 on error; should return early when the cancel fd fires
+ *   kill   end it now (the round broke or this party was interrupted) and
+ *          reap it */
+typedef struct rb_once_ops {
+    int (*start)(const rb_once_info *info, void *payload, rb_error *err);
+    int (*wait)(void *payload, int timeout_ms, int *status);
+    void (*kill)(void *payload);
+} rb_once_ops;
 
 typedef struct rb_wait_opts {
     const char *prefix;   /* key prefix; NULL: "rb" */
@@ -183,8 +211,19 @@ typedef struct rb_wait_opts {
     double timeout_s;     /* <= 0: no timeout */
     double lease_s;       /* 0: 10 */
     long ttl_s;           /* 0: 86400 */
-    rb_progress_fn progress;  /* called after each wait slice; may be NULL */
+    rb_progress_fn progress;  /* called after each look at the round (about
+                                 once per progress_ms); may be NULL */
     void *payload;
+    long progress_ms;     /* how often progress is called; 0: each slice
+                             (a third of the lease) */
+    const rb_once_ops *once;  /* when this party's arrival completes the
+                                 round, run a command before anyone is
+                                 released; NULL: none */
+    void *once_payload;
+    const char *value;    /* appended to the round's value list (1..200
+                             bytes, no control characters); NULL: none */
+    const char *expect;   /* the expected ids, comma-separated: messages
+                             name the missing ones; NULL: none */
 } rb_wait_opts;
 
 #define RB_N_MAX 100000
@@ -196,17 +235,28 @@ typedef struct rb_wait_result {
     long count;           /* parties counted when this party arrived */
     long n;
     int completed;        /* 1 if this party's arrival completed the round */
+    long index;           /* place of this arrival in its round, 0 first */
+    int duplicate;        /* 1: the id was already waiting in the round */
+    int ran_once;         /* 1: this party ran the --once command ... */
+    int once_status;      /* ... which ended with this status */
+    long long waited_ms;
+    char **values;        /* opts.value: the round's values in arrival
+                             order, once it passed (rb_wait_result_clear) */
+    size_t values_count;
 } rb_wait_result;
 
 /* Arrive at the barrier and block until the round ends.
- * @param[out] out  may be NULL
- * @return RB_OK (the round passed), RB_EBROKEN (msg is the reason),
- *         RB_ETIMEOUT (this party's timeout; the round was broken for the
- *         others), RB_ECANCELED (likewise, on the cancel fd), RB_EINVAL
- *         (bad options, or the open round has another n: nothing written),
- *         RB_ELOST, RB_EUNREACHABLE, RB_EREDIS */
+ * @param[out] out  may be NULL; else release with rb_wait_result_clear
+ * @return RB_OK (the round passed), RB_EBROKEN (msg is the reason; with
+ *         out->ran_once, this party's --once command failed with
+ *         out->once_status), RB_ETIMEOUT (this party's timeout; the round
+ *         was broken for the others), RB_ECANCELED (likewise, on the
+ *         cancel fd), RB_EINVAL (bad options, or the open round has
+ *         another n: nothing written), RB_ELOST, RB_EUNREACHABLE,
+ *         RB_EREDIS */
 int rb_barrier_wait(rb_conn *c, const rb_wait_opts *opts, rb_wait_result *out,
                     rb_error *err);
+void rb_wait_result_clear(rb_wait_result *res);
 
 typedef struct rb_member {
     char id[RB_NAME_MAX + 1];
