@@ -84,9 +84,18 @@ typedef struct cli_common {
     struct arg_str *url;
     struct arg_str *prefix;
     struct arg_lit *json;
+    /* connection flags (connopts.c) */
+    struct arg_str *user, *cacert, *cacertdir, *cert, *key, *sni;
+    struct arg_lit *insecure;
 } cli_common;
 
 void cli_common_init(cli_common *c);
+
+/* Put every common option into table (exactly CLI_COMMON_COUNT entries),
+ * so a subcommand's table is its own options, these, and its arg_end:
+ * `void *table[OWN + CLI_COMMON_COUNT + 1]`. Returns CLI_COMMON_COUNT. */
+#define CLI_COMMON_COUNT (4 + CLI_CONNOPTS_COUNT)
+size_t cli_common_table(const cli_common *c, void **table);
 
 /* Parse argv against table (NULL-checked). Returns -1 to go on, or the exit
  * code to return now: 0 after --help, 2 after a usage error (one line per
@@ -139,6 +148,24 @@ int cli_install_signals(void);
 
 /* The signal that arrived (0: none) since cli_open installed handlers. */
 int cli_signal(void);
+
+/* ---- connection flags: --user, TLS, client names (connopts.c) ---- */
+
+#define CLI_CONNOPTS_COUNT 7
+void cli_connopts_init(cli_common *c);
+/* Put the connection flags into table; returns how many (at most
+ * CLI_CONNOPTS_COUNT). */
+size_t cli_connopts_table(const cli_common *c, void **table);
+/* Apply --user and resolve the TLS settings (flags, else RBARRIER_*);
+ * TLS flags with a plain URL are bad input. */
+int cli_connopts_apply(const cli_common *common, rb_url *url, rb_error *err);
+/* The TLS settings for url (NULL for a plain one); warns once on stderr
+ * when they skip verification. */
+const rb_tls_opts *cli_connopts_tls(const rb_url *url);
+/* Name this process's connections after a parsed command line:
+ * rbarrier:<command>:<--name|--param>:<--id|--worker, else hostname:pid>. */
+void cli_connopts_name(void **table, const char *cmd);
+const char *cli_connopts_client_name(void);
 
 /* Prefix from --prefix (validated) or "rb". */
 int cli_prefix(const cli_common *common, const char **out, rb_error *err);

@@ -178,7 +178,7 @@ int cmd_demo(int argc, char **argv)
     cli_common common;
     struct arg_str *workers, *iters;
     struct arg_end *end;
-    void *table[7];
+    void *table[2 + CLI_COMMON_COUNT + 1];
     private_server server = { 0, "", "" };
     checker k = { 0, 10, NULL, NULL, 0, 0 };
     rb_error err;
@@ -197,9 +197,8 @@ int cmd_demo(int argc, char **argv)
     workers = arg_str0(NULL, "workers", "N", "worker processes (default 4)");
     iters = arg_str0(NULL, "iters", "I", "iterations each (default 10)");
     end = arg_end(10);
-    table[0] = workers; table[1] = iters; table[2] = common.url;
-    table[3] = common.prefix; table[4] = common.json; table[5] = common.help;
-    table[6] = end;
+    table[0] = workers; table[1] = iters;
+    table[2 + cli_common_table(&common, table + 2)] = end;
     code = cli_parse(argc, argv, table, end, &common, argv[0], description);
     if (code >= 0)
         goto out;

@@ -24,7 +24,7 @@ static int run(param_op op, int argc, char **argv)
     cli_common common;
     struct arg_str *param, *worker = NULL, *by = NULL, *value = NULL;
     struct arg_end *end;
-    void *table[9];
+    void *table[3 + CLI_COMMON_COUNT + 1];
     int k = 0, code, rc = RB_OK;
     rb_conn *conn = NULL;
     rb_error err;
@@ -48,10 +48,7 @@ static int run(param_op op, int argc, char **argv)
         value = arg_str1(NULL, "value", "V", "new global value");
         table[k++] = value;
     }
-    table[k++] = common.url;
-    table[k++] = common.prefix;
-    table[k++] = common.json;
-    table[k++] = common.help;
+    k += (int)cli_common_table(&common, table + k);
     table[k++] = end = arg_end(10);
 
     code = cli_parse(argc, argv, table, end, &common, argv[0],

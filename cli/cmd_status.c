@@ -89,7 +89,7 @@ int cmd_status(int argc, char **argv)
     cli_common common;
     struct arg_str *name;
     struct arg_end *end;
-    void *table[6];
+    void *table[1 + CLI_COMMON_COUNT + 1];
     rb_conn *conn = NULL;
     rb_status st = { 0, 0, "", 0, NULL };
     rb_error err;
@@ -99,8 +99,8 @@ int cmd_status(int argc, char **argv)
     cli_common_init(&common);
     name = arg_str1(NULL, "name", "NAME", "barrier name");
     end = arg_end(10);
-    table[0] = name; table[1] = common.url; table[2] = common.prefix;
-    table[3] = common.json; table[4] = common.help; table[5] = end;
+    table[0] = name;
+    table[1 + cli_common_table(&common, table + 1)] = end;
     code = cli_parse(argc, argv, table, end, &common, argv[0],
                      "Show a barrier's open generation, its party count, who "
                      "has arrived with\nthe lease each has left, and the last "
@@ -131,7 +131,7 @@ int cmd_reset(int argc, char **argv)
     cli_common common;
     struct arg_str *name;
     struct arg_end *end;
-    void *table[6];
+    void *table[1 + CLI_COMMON_COUNT + 1];
     rb_conn *conn = NULL;
     rb_error err;
     const char *prefix = "rb";
@@ -142,8 +142,8 @@ int cmd_reset(int argc, char **argv)
     cli_common_init(&common);
     name = arg_str1(NULL, "name", "NAME", "barrier name");
     end = arg_end(10);
-    table[0] = name; table[1] = common.url; table[2] = common.prefix;
-    table[3] = common.json; table[4] = common.help; table[5] = end;
+    table[0] = name;
+    table[1 + cli_common_table(&common, table + 1)] = end;
     code = cli_parse(argc, argv, table, end, &common, argv[0],
                      "Break the barrier's open round with 'broken reset' "
                      "(its waiters exit 3)\nand forget its party count, so "

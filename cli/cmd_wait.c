@@ -48,7 +48,7 @@ int cmd_wait(int argc, char **argv)
     cli_common common;
     struct arg_str *name, *n, *id, *timeout, *lease, *ttl;
     struct arg_end *end;
-    void *table[11];
+    void *table[6 + CLI_COMMON_COUNT + 1];
     rb_wait_opts o = RB_WAIT_OPTS_INIT;
     rb_wait_result res;
     rb_error err;
@@ -73,9 +73,8 @@ int cmd_wait(int argc, char **argv)
                    "SEC seconds (default 86400)");
     end = arg_end(10);
     table[0] = name; table[1] = n; table[2] = id; table[3] = timeout;
-    table[4] = lease; table[5] = ttl; table[6] = common.url;
-    table[7] = common.prefix; table[8] = common.json; table[9] = common.help;
-    table[10] = end;
+    table[4] = lease; table[5] = ttl;
+    table[6 + cli_common_table(&common, table + 6)] = end;
 
     code = cli_parse(argc, argv, table, end, &common, argv[0], description);
     if (code >= 0)

@@ -20,7 +20,7 @@ int cmd_worker(int argc, char **argv)
     cli_common common;
     struct arg_str *worker, *workers, *iters, *run, *timeout, *lease;
     struct arg_end *end;
-    void *table[11];
+    void *table[6 + CLI_COMMON_COUNT + 1];
     rb_wait_opts o = RB_WAIT_OPTS_INIT;
     rb_conn *conn = NULL;
     rb_error err;
@@ -42,9 +42,8 @@ int cmd_worker(int argc, char **argv)
     lease = arg_str0(NULL, "lease", "SEC", "barrier lease (default 10)");
     end = arg_end(10);
     table[0] = worker; table[1] = workers; table[2] = iters; table[3] = run;
-    table[4] = timeout; table[5] = lease; table[6] = common.url;
-    table[7] = common.prefix; table[8] = common.json; table[9] = common.help;
-    table[10] = end;
+    table[4] = timeout; table[5] = lease;
+    table[6 + cli_common_table(&common, table + 6)] = end;
     code = cli_parse(argc, argv, table, end, &common, argv[0], description);
     if (code >= 0)
         goto out;

@@ -24,6 +24,19 @@ void cli_common_init(cli_common *c)
                       "URL comes from $REDISCLI_AUTH)");
     c->prefix = arg_str0(NULL, "prefix", "P", "key prefix (default rb)");
     c->json = arg_lit0(NULL, "json", "print the outcome as one JSON object");
+    cli_connopts_init(c);
+}
+
+size_t cli_common_table(const cli_common *c, void **table)
+{
+    size_t k = 0;
+
+    table[k++] = c->url;
+    table[k++] = c->prefix;
+    table[k++] = c->json;
+    k += cli_connopts_table(c, table + k);
+    table[k++] = c->help;
+    return k;
 }
 
 int cli_error(rb_error *err, const char *fmt, ...)
@@ -259,6 +272,7 @@ int cli_parse(int argc, char **argv, void **table, struct arg_end *end,
         return cli_fail(CLI_EXIT_USAGE, "%s takes no other arguments (for "
                         "help alone: rbarrier help %s)",
                         cli_help_flag(argc, argv), cmd);
+    cli_connopts_name(table, cmd);
     return -1;
 }
 
@@ -297,6 +311,8 @@ int cli_url(const cli_common *common, rb_url *url, rb_error *err)
         memcpy(err->msg, msg, sizeof(msg));
         return rc;
     }
+    if ((rc = cli_connopts_apply(common, url, err)) != RB_OK)
+        return rc;
     /* The password: the URL's, else $REDISCLI_AUTH (redis-cli's rule). */
     if (!url->has_password && auth && auth[0]) {
         if (strlen(auth) >= sizeof(url->password))
