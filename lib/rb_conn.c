@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rb_acl.h"
 #include "rb_internal.h"
 
 #define RB_BACKOFF_MIN_MS 20
@@ -449,6 +450,7 @@ int rb_conn__call(rb_conn *c, int argc, const char **argv,
         } else if (st == IO_OK) {
             if (r->type == REDIS_REPLY_ERROR) {
                 rb_error__set(err, RB_EREDIS, "%s", r->str);
+                rb_acl__explain(err, r->str, argc, argv, lens);
                 freeReplyObject(r);
                 return RB_EREDIS;
             }
