@@ -138,9 +138,11 @@ VALGRIND_TESTS ?= tests/integration/t_basic.sh tests/integration/t_badinput.sh
 demo: $(BUILD)/rbarrier
 	$(BUILD)/rbarrier demo
 
-$(BUILD)/bench/rb_bench: bench/rb_bench.c $(BUILD)/librbarrier.a
+# One object per measurement plus the shared pieces (bench/bench.h).
+BENCH_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard bench/*.c)))
+$(BUILD)/bench/rb_bench: $(BENCH_OBJ) $(BUILD)/librbarrier.a
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Wno-missing-prototypes -o $@ $< $(BUILD)/librbarrier.a $(LIBS) -lpthread $(LDFLAGS)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(BENCH_OBJ) $(BUILD)/librbarrier.a $(LIBS) -lpthread $(LDFLAGS)
 
 bench: all $(BUILD)/bench/rb_bench
 	$(Q)RBARRIER=$(abspath $(BUILD)/rbarrier) RB_BENCH=$(abspath $(BUILD)/bench/rb_bench) \
@@ -200,4 +202,5 @@ install: all
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# (build/bench/ may hold the dependencies of the one-file bench of old.)
+-include $(shell find $(BUILD) -name '*.d' ! -path '$(BUILD)/bench/*' 2>/dev/null)

@@ -4,7 +4,7 @@
 # PASS/MISS); the same numbers go to $BUILD/bench.json, every raw sample and
 # detail line to $BUILD/bench-raw.txt.
 #
-# $RBARRIER  the CLI binary; $RB_BENCH  bench/rb_bench; $BUILD  absolute
+# $RBARRIER  the CLI binary; $RB_BENCH  the rb_bench binary; $BUILD  absolute
 # build directory. Optional: RB_BENCH_REPS (default 5), RB_BENCH_ROUNDS
 # (2000), RB_BENCH_IDLE_S (20), RB_BENCH_TTL_WAIT=0 to skip the one-minute
 # TTL check (it then reports -1).
@@ -14,10 +14,11 @@
 # connection, and the wall time of one `redis-cli PING` process. All of it
 # runs over TCP loopback except the two rows marked "unix".
 #
-# Definitions (bench/rb_bench.c has the details): a round's release time is
-# a waiter's return from rb_barrier_wait minus the completing party's return
-# (its arrive reply), as the issue defines it; "after completer send" uses
-# the moment the completing party called rb_barrier_wait instead. Client
+# Definitions (one file per measurement in bench/ has the details;
+# `rb_bench --help` lists them): a round's release time is a waiter's return
+# from rb_barrier_wait minus the completing party's return (its arrive
+# reply), as the issue defines it; "after completer send" uses the moment
+# the completing party called rb_barrier_wait instead. Client
 # commands are those a script cannot run (COMMAND INFO flag noscript:
 # EVALSHA, EVAL, BLMOVE, ...); INFO commandstats also counts every
 # redis.call() inside a script, shown as "scripts incl.".

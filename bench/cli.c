@@ -1,0 +1,104 @@
+/* CLI process cost: the wall time of one `rbarrier wait --n 1` and one
+ * `rbarrier train` process, against one `redis-cli PING` process. */
+#include "fmacros.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "bench.h"
+
+extern char **environ;
+
+/* Wall time of one process, stdout and stderr to /dev/null; exit 0. */
+static long long spawn_ns(char *const *args)
+{
+    posix_spawn_file_actions_t fa;
+    pid_t pid;
+    int status, rc;
+    long long t0, t1;
+
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    t0 = now_ns();
+    rc = posix_spawnp(&pid, args[0], &fa, NULL, args, environ);
+    if (rc != 0)
+        die("cannot run %s: %s", args[0], strerror(rc));
+    if (waitpid(pid, &status, 0) < 0)
+        die("waitpid: %s", strerror(errno));
+    t1 = now_ns();
+    posix_spawn_file_actions_destroy(&fa);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        die("%s %s exited with status %d", args[0], args[1], status);
+    return t1 - t0;
+}
+
+int bench_cli(const bench_cmd *self, int argc, char **argv)
+{
+    const char *url = NULL, *rbarrier = NULL, *rcli = "redis-cli";
+    long count = 200, i;
+    const bench_opt opts[] = {
+        BENCH_REQUIRED_STR("--url", &url),
+        BENCH_REQUIRED_STR("--rbarrier", &rbarrier),
+        BENCH_STR("--redis-cli", &rcli),
+        BENCH_NUM("--count", &count),
+        BENCH_OPTS_END
+    };
+    rb_url u;
+    char port[16], *ping[8], *wait_[8], *train[8];
+    long long *vp, *vw, *vt;
+
+    bench_parse(self, argc, argv, opts);
+    url_of(self, url, &u);
+    if (u.kind != RB_URL_TCP || u.nodes_count != 1 || u.tls ||
+        u.has_password || u.db)
+        bench_usage_error(self, "give a plain redis://host:port URL");
+    if (count < 1)
+        bench_usage_error(self, "--count must be at least 1");
+    if (setenv("RBARRIER_URL", url, 1) != 0)
+        die("setenv: %s", strerror(errno));
+    snprintf(port, sizeof(port), "%d", u.nodes[0].port);
+    ping[0] = (char *)rcli; ping[1] = (char *)"-h"; ping[2] = u.nodes[0].host;
+    ping[3] = (char *)"-p"; ping[4] = port; ping[5] = (char *)"PING"; ping[6] = NULL;
+    wait_[0] = (char *)rbarrier; wait_[1] = (char *)"wait"; wait_[2] = (char *)"--name";
+    wait_[3] = (char *)"bench-cli"; wait_[4] = (char *)"--n"; wait_[5] = (char *)"1";
+    wait_[6] = NULL;
+    train[0] = (char *)rbarrier; train[1] = (char *)"train"; train[2] = (char *)"--param";
+    train[3] = (char *)"bench-cli"; train[4] = (char *)"--worker"; train[5] = (char *)"w0";
+    train[6] = NULL;
+    vp = calloc((size_t)count, sizeof(*vp));
+    vw = calloc((size_t)count, sizeof(*vw));
+    vt = calloc((size_t)count, sizeof(*vt));
+    if (vp == NULL || vw == NULL || vt == NULL)
+        die("out of memory");
+    for (i = 0; i < 5; i++) {      /* warm the page cache */
+        spawn_ns(ping);
+        spawn_ns(wait_);
+        spawn_ns(train);
+    }
+    for (i = 0; i < count; i++) {  /* interleaved: drift hits all three */
+        vp[i] = spawn_ns(ping);
+        vw[i] = spawn_ns(wait_);
+        vt[i] = spawn_ns(train);
+    }
+    qsort(vp, (size_t)count, sizeof(*vp), cmp_ll);
+    qsort(vw, (size_t)count, sizeof(*vw), cmp_ll);
+    qsort(vt, (size_t)count, sizeof(*vt), cmp_ll);
+    printf("redis_cli_ping_ms %.3f\n", (double)pct(vp, (size_t)count, 50) / 1e6);
+    printf("cli_wait_ms %.3f\n", (double)pct(vw, (size_t)count, 50) / 1e6);
+    printf("cli_train_ms %.3f\n", (double)pct(vt, (size_t)count, 50) / 1e6);
+    printf("# cli p90 ms: redis-cli PING %.3f, wait %.3f, train %.3f\n",
+           (double)pct(vp, (size_t)count, 90) / 1e6,
+           (double)pct(vw, (size_t)count, 90) / 1e6,
+           (double)pct(vt, (size_t)count, 90) / 1e6);
+    free(vp);
+    free(vw);
+    free(vt);
+    return 0;
+}
