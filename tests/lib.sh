@@ -151,6 +151,50 @@ start_redis() {
     return 1
 }
 
+# tls_certs: the test certificates (tests/tls/make-certs.sh), made once per
+# run in $RB_CERTS.
+tls_certs() {
+    RB_CERTS=$RB_TEST_TMP/certs
+    [ -f "$RB_CERTS/server.crt" ] && return 0
+    sh "$RB_TESTS_DIR/tls/make-certs.sh" "$RB_CERTS.tmp" >/dev/null 2>&1 &&
+        mv "$RB_CERTS.tmp" "$RB_CERTS"
+}
+
+# start_redis_tls TAG [extra redis-server args...]: as start_redis, but
+# clients reach it only by TLS, on REDIS_PORT (--port 0 --tls-port); the
+# unix socket REDIS_SOCK stays plain for the test's own redis-cli. The
+# certificate is $RB_CERTS/${TLS_CERT:-server}.crt; clients must present
+# one when TLS_AUTH_CLIENTS=yes. REDIS_PORT_WANT as for start_redis.
+start_redis_tls() {
+    local tag=$1 try; shift
+    tls_certs || return 1
+    REDIS_DIR=$RB_TEST_TMP/redis-$tag
+    REDIS_SOCK=$REDIS_DIR/redis.sock
+    for try in 1 2 3; do
+        REDIS_PORT=${REDIS_PORT_WANT:-$(free_port)}
+        if server_start "$REDIS_DIR" redis_ready "$REDIS_SOCK" -- \
+            --port 0 --tls-port "$REDIS_PORT" --bind 127.0.0.1 \
+            --unixsocket "$REDIS_SOCK" \
+            --tls-cert-file "$RB_CERTS/${TLS_CERT:-server}.crt" \
+            --tls-key-file "$RB_CERTS/${TLS_CERT:-server}.key" \
+            --tls-ca-cert-file "$RB_CERTS/ca.crt" \
+            --tls-auth-clients "${TLS_AUTH_CLIENTS:-no}" \
+            --save '' --appendonly no "$@"; then
+            REDIS_PID=$SERVER_PID
+            return 0
+        fi
+        [ -n "${REDIS_PORT_WANT:-}" ] && break
+    done
+    return 1
+}
+
+# acl_readme_line: the README's minimal ACL line, as redis-cli arguments
+# after "ACL SETUSER rbarrier" (PASSWORD left for the caller to replace).
+acl_readme_line() {
+    grep -m1 '^ACL SETUSER rbarrier ' "$RB_TESTS_DIR/../README.md" |
+        sed 's/^ACL SETUSER rbarrier //'
+}
+
 # stop_redis PID [SIGNAL]: signal a server (TERM by default) and wait until
 # it no longer runs.
 stop_redis() {

@@ -28,7 +28,7 @@ export RB_TEST_SOCK=$REDIS_SOCK RB_TEST_PORT=$REDIS_PORT
 
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
-    tests=("$here"/integration/t_*.sh "$here"/fault/t_*.sh)
+    tests=("$here"/integration/t_*.sh "$here"/fault/t_*.sh "$here"/tls/t_*.sh)
 fi
 
 passed=0 failed=0 skipped=0 failed_names=()
