@@ -69,6 +69,7 @@ int cli_unknown_command(const char *word);
 const char *cli_suggest(const char *word);
 
 int cmd_wait(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_reset(int argc, char **argv);
 int cmd_sync(int argc, char **argv);

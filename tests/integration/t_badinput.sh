@@ -37,10 +37,10 @@ expect_usage "--n 0"                 "--n must be 1..100000, not '0'" wait --nam
 expect_usage "--n -3"                "--n must be 1..100000, not '-3'" wait --name ok --n -3
 expect_usage "--n abc"               "--n must be a whole number, not 'abc'" wait --name ok --n abc
 expect_usage "--n over 100000"       "--n must be 1..100000"         wait --name ok --n 100001
-expect_usage "missing --n"           "missing option --n"            wait --name ok
-expect_usage "--timeout -1"          "--timeout must not be negative" wait --name ok --n 2 --timeout -1
-expect_usage "--timeout abc"         "--timeout must be a number"    wait --name ok --n 2 --timeout abc
-expect_usage "--lease 0"             "--lease must be positive"      wait --name ok --n 2 --lease 0
+expect_usage "missing --n"           "--n is required"               wait --name ok
+expect_usage "--timeout -1"          "--timeout must be a duration"  wait --name ok --n 2 --timeout -1
+expect_usage "--timeout abc"         "--timeout must be a duration"  wait --name ok --n 2 --timeout abc
+expect_usage "--lease 0"             "--lease must be 0.100s..1d"    wait --name ok --n 2 --lease 0
 expect_usage "--ttl 0"               "--ttl must be"                 wait --name ok --n 2 --ttl 0
 expect_usage "--id with a comma"     "must not contain ','"          wait --name ok --n 2 --id a,b
 expect_usage "unknown flag"          "--bogus"                       wait --name ok --n 2 --bogus
