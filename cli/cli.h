@@ -88,6 +88,7 @@ typedef struct cli_common {
     /* connection flags (connopts.c) */
     struct arg_str *user, *cacert, *cacertdir, *cert, *key, *sni;
     struct arg_lit *insecure;
+    struct arg_str *connect_timeout;
 } cli_common;
 
 void cli_common_init(cli_common *c);
@@ -95,7 +96,7 @@ void cli_common_init(cli_common *c);
 /* Put every common option into table (exactly CLI_COMMON_COUNT entries),
  * so a subcommand's table is its own options, these, and its arg_end:
  * `void *table[OWN + CLI_COMMON_COUNT + 1]`. Returns CLI_COMMON_COUNT. */
-#define CLI_COMMON_COUNT (4 + CLI_CONNOPTS_COUNT)
+#define CLI_COMMON_COUNT (5 + CLI_CONNOPTS_COUNT)
 size_t cli_common_table(const cli_common *c, void **table);
 
 /* Parse argv against table (NULL-checked). Returns -1 to go on, or the exit
@@ -137,7 +138,8 @@ int cli_exit_code(int rb_rc, int signal_number);
 
 /* Resolve the URL (--url, else $RBARRIER_URL, else the default) and the
  * password (the URL's, else $REDISCLI_AUTH); a user without a password is
- * bad input. No I/O; messages never quote the URL. */
+ * bad input. Also checks the connection options (--connect-timeout)
+ * that cli_open applies. No I/O; messages never quote the URL. */
 int cli_url(const cli_common *common, rb_url *url, rb_error *err);
 
 /* Make a connection handle whose calls a SIGINT/SIGTERM cancels. Returns

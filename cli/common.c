@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -24,6 +25,10 @@ void cli_common_init(cli_common *c)
                       "URL comes from $REDISCLI_AUTH)");
     c->prefix = arg_str0(NULL, "prefix", "P", "key prefix (default rb)");
     c->json = arg_lit0(NULL, "json", "print the outcome as one JSON object");
+    c->connect_timeout = arg_str0(NULL, "connect-timeout", "SEC",
+                                  "keep trying to reach Redis for SEC "
+                                  "seconds (default: until --timeout, or "
+                                  "one attempt)");
     cli_connopts_init(c);
 }
 
@@ -34,6 +39,7 @@ size_t cli_common_table(const cli_common *c, void **table)
     table[k++] = c->url;
     table[k++] = c->prefix;
     table[k++] = c->json;
+    table[k++] = c->connect_timeout;
     k += cli_connopts_table(c, table + k);
     table[k++] = c->help;
     return k;
@@ -49,6 +55,9 @@ int cli_error(rb_error *err, const char *fmt, ...)
     va_end(ap);
     return RB_EINVAL;
 }
+
+/* Set by cli_url, applied by cli_open: every subcommand calls both. */
+static long long connect_timeout_ms;
 
 /* ---- output ---------------------------------------------------------- */
 
@@ -295,6 +304,11 @@ int cli_url(const cli_common *common, rb_url *url, rb_error *err)
     const char *auth = getenv("REDISCLI_AUTH");
     int from_env = 0, rc;
 
+    if (common->connect_timeout->count &&
+        cli_parse_duration(common->connect_timeout->sval[0],
+                           "--connect-timeout", 0, CLI_TIMEOUT_MAX_MS,
+                           &connect_timeout_ms, err) != RB_OK)
+        return RB_EINVAL;
     if (text == NULL) {
         text = getenv("RBARRIER_URL");
         from_env = text != NULL && text[0] != '\0';
@@ -380,6 +394,23 @@ int cli_install_signals(void)
     return 0;
 }
 
+/* Said once, so that a long wait on a Redis that is down is not silent. */
+static void say_unreachable(void *payload, const char *what,
+                            long long left_ms)
+{
+    char when[32];
+    time_t t;
+
+    (void)payload;
+    if (left_ms == 0) {
+        cli_message("%s; retrying", what);
+        return;
+    }
+    t = time(NULL) + (time_t)((left_ms + 999) / 1000);
+    strftime(when, sizeof(when), "%H:%M:%S", localtime(&t));
+    cli_message("%s; retrying until %s", what, when);
+}
+
 int cli_open(const rb_url *url, rb_conn **out)
 {
     rb_conn_opts opts = RB_CONN_OPTS_INIT;
@@ -388,6 +419,8 @@ int cli_open(const rb_url *url, rb_conn **out)
     if (cli_install_signals() != 0)
         return cli_fail(CLI_EXIT_REDIS, "pipe: %s", strerror(errno));
     opts.cancel_fd = signal_pipe[0];
+    opts.connect_timeout_ms = connect_timeout_ms;
+    opts.on_unreachable = say_unreachable;
     if (rb_conn_new(out, url, &opts, &err) != RB_OK)
         return cli_fail(cli_exit_code(err.code, 0), "%s", err.msg);
     return -1;

@@ -21,8 +21,6 @@
 #include "rb_script.h"
 
 #define RB_LINGER_MAX_S 300   /* ended rounds stay readable this long */
-/* A deadline long past: the call is sent once and never retried. */
-#define RB_ONE_ATTEMPT 1
 /* Abandoning gets this long, uncancellable: the break must reach the
  * others. */
 #define RB_ABANDON_GRACE_MS 2000
@@ -44,7 +42,7 @@ typedef struct waiter {
     long count;               /* parties in the round at arrival */
     long long lease_ms;
     long long slice_ms;
-    long long deadline;       /* 0: none */
+    rb_deadline party;        /* this party's --timeout (until 0: none) */
     long long started;
     long long progress_at;    /* when progress is next due */
 } waiter;
@@ -55,40 +53,53 @@ static rb_call call_arrive(const waiter *w)
 {
     /* Not cancellable: once sent, the arrival must be known, so that an
      * interrupted party can break the round it is in. */
-    rb_call call = { 0, 0, 0, RB_FAULT_ARRIVE_REPLY };
+    rb_call call = {
+        .deadline = rb_deadline__sooner(w->party, rb_now_ms() + w->lease_ms),
+        .fault = RB_FAULT_ARRIVE_REPLY,
+    };
 
-    call.deadline_ms = w->deadline;
     return call;
 }
 
 static rb_call call_beat(const waiter *w)
 {
-    rb_call call = { 0, 0, 1, RB_FAULT_NONE };
+    /* A waiter cut off for longer than its lease is presumed dead by the
+     * others: there is no point reconnecting beyond that. */
+    rb_call call = {
+        .deadline = rb_deadline__sooner(w->party, rb_now_ms() + w->lease_ms),
+        .cancellable = 1,
+    };
 
-    call.deadline_ms = w->deadline;
     return call;
 }
 
 /* One blocking slice: one attempt (see block_slice). */
 static rb_call call_block(long long slice_ms)
 {
-    rb_call call = { 0, RB_ONE_ATTEMPT, 1, RB_FAULT_NONE };
+    rb_call call = {
+        .deadline = rb_deadline__once(),
+        .block_ms = (int)slice_ms,
+        .cancellable = 1,
+    };
 
-    call.block_ms = (int)slice_ms;
     return call;
 }
 
 static rb_call call_grace(void)
 {
-    rb_call call = { 0, 0, 0, RB_FAULT_NONE };
+    rb_call call = {
+        .deadline = rb_deadline__within(rb_now_ms(), RB_ABANDON_GRACE_MS),
+    };
 
-    call.deadline_ms = rb_now_ms() + RB_ABANDON_GRACE_MS;
     return call;
 }
 
 static rb_call call_admin(void)
 {
-    rb_call call = { 0, 0, 1, RB_FAULT_NONE };
+    rb_call call = {
+        .deadline = rb_deadline__within(rb_now_ms(), RB_RESEND_WINDOW_MS),
+        .cancellable = 1,
+    };
 
     return call;
 }
@@ -264,9 +275,10 @@ static int setup(waiter *w, rb_conn *c, const rb_wait_opts *o,
     w->res = res;
     w->n = o->n;
     w->started = rb_now_ms();
-    w->deadline = o->timeout_s > 0
-                      ? w->started + (long long)(o->timeout_s * 1000.0 + 0.5)
-                      : 0;
+    w->party = rb_deadline__until(
+        o->timeout_s > 0
+            ? w->started + (long long)(o->timeout_s * 1000.0 + 0.5)
+            : 0);
     w->lease_ms = o->lease_s > 0 ? (long long)(o->lease_s * 1000.0 + 0.5)
                                  : 10000;
     if (w->lease_ms < 30)
@@ -284,9 +296,6 @@ static int setup(waiter *w, rb_conn *c, const rb_wait_opts *o,
     snprintf(w->linger, sizeof(w->linger), "%lld",
              ttl < RB_LINGER_MAX_S ? ttl : RB_LINGER_MAX_S);
     snprintf(w->ttl, sizeof(w->ttl), "%lld", ttl);
-    /* A waiter cut off for longer than its lease is presumed dead by the
-     * others: there is no point reconnecting beyond that. */
-    rb_conn__set_retry_window(c, (int)w->lease_ms);
     return RB_OK;
 }
 
@@ -476,12 +485,10 @@ static int wait_loop(waiter *w, rb_error *err)
     for (;;) {
         long long now = rb_now_ms(), slice = w->slice_ms;
 
-        if (w->deadline) {
-            if (now >= w->deadline)
-                return timed_out(w, err);
-            if (w->deadline - now < slice)
-                slice = w->deadline - now;
-        }
+        if (rb_deadline__over(&w->party, now))
+            return timed_out(w, err);
+        if (rb_deadline__left(&w->party, now) < slice)
+            slice = rb_deadline__left(&w->party, now);
         if (block_slice(w, slice, &rc, err)) {
             if (rc == RB_ECANCELED)
                 return abandon(w, "interrupted", "arrivals", RB_ECANCELED,
@@ -555,12 +562,12 @@ static int run_once(waiter *w, const rb_arrive_reply *a, rb_error *err)
     for (;;) {
         long long now = rb_now_ms(), step = next_beat - now;
 
-        if (w->deadline && now >= w->deadline) {
+        if (rb_deadline__over(&w->party, now)) {
             ops->kill(payload);
             return timed_out(w, err);
         }
-        if (w->deadline && w->deadline - now < step)
-            step = w->deadline - now;
+        if (rb_deadline__left(&w->party, now) < step)
+            step = rb_deadline__left(&w->party, now);
         ended = ops->wait(payload, (int)(step > 0 ? step : 0), &status);
         if (ended != 0)
             break;
@@ -652,7 +659,11 @@ int rb_barrier_wait(rb_conn *c, const rb_wait_opts *o, rb_wait_result *res,
 
     /* Connect first, and let a signal cut that: nothing is sent yet, so
      * leaving is safe, where the arrival itself must run to a known end. */
-    rc = rb_conn_connect(c, w.deadline, err);
+    {
+        rb_deadline reach = rb_conn__reach(c, w.party.until_ms);
+
+        rc = rb_conn__connect(c, &reach, err);
+    }
     if (rc == RB_ECANCELED)
         return rb_error__set(err, rc, "%s: interrupted before arriving",
                              o->name);

@@ -24,15 +24,12 @@
 #include "rb_acl.h"
 #include "rb_internal.h"
 
-#define RB_BACKOFF_MIN_MS 20
-#define RB_BACKOFF_MAX_MS 1000
-/* The backoff is also capped at an eighth of the time the call may retry
- * (but not below this), so that a short window (a 3 s lease) still gets
- * several attempts near its end instead of one last try a second late. */
-#define RB_BACKOFF_FLOOR_MS 100
-/* How long past its deadline a call may wait for a reply (a blocking
- * command: past the end of its block time, if that is later). */
-#define RB_REPLY_GRACE_MS 500
+/* One connect attempt waits this long at most. */
+#define RB_CONNECT_ATTEMPT_MS 2000
+/* The unreachable notice is for long retries: one that ends (or succeeds)
+ * within moments is not worth a line on stderr. */
+#define RB_NOTICE_LEFT_MS 15000
+#define RB_NOTICE_AFTER_MS 5000
 
 struct rb_conn {
     rb_url url;
@@ -40,8 +37,8 @@ struct rb_conn {
     char password[RB_URL_PASSWORD_MAX + 1];
     int has_password;
     redisContext *ctx;
-    int connected_once;       /* a drop now is retried for the window */
-    int retry_window_ms;
+    int connected_once;       /* a drop now is retried as the call says */
+    int noticed;              /* on_unreachable was called */
     int no_blmove;
 };
 
@@ -72,8 +69,8 @@ int rb_conn_new(rb_conn **out, const rb_url *url, const rb_conn_opts *opts,
     }
     c->url = *url;
     c->opts = opts ? *opts : defaults;
-    if (c->opts.connect_timeout_ms <= 0)
-        c->opts.connect_timeout_ms = 2000;
+    if (c->opts.connect_timeout_ms < 0)
+        c->opts.connect_timeout_ms = 0;
     if (c->opts.command_timeout_ms <= 0)
         c->opts.command_timeout_ms = 5000;
     if (c->opts.password) {
@@ -90,7 +87,6 @@ int rb_conn_new(rb_conn **out, const rb_url *url, const rb_conn_opts *opts,
         c->has_password = 1;
     }
     c->opts.password = NULL;   /* not kept: the caller's memory */
-    c->retry_window_ms = 10000;
     *out = c;
     return RB_OK;
 }
@@ -105,7 +101,6 @@ void rb_conn_free(rb_conn *c)
     free(c);
 }
 
-void rb_conn__set_retry_window(rb_conn *c, int ms) { c->retry_window_ms = ms; }
 int rb_conn__no_blmove(const rb_conn *c) { return c->no_blmove; }
 void rb_conn__set_no_blmove(rb_conn *c) { c->no_blmove = 1; }
 
@@ -266,14 +261,21 @@ static io_status handshake(rb_conn *c, rb_error *err)
     return IO_OK;
 }
 
-static io_status connect_once(rb_conn *c, rb_error *err)
+static io_status connect_once(rb_conn *c, const rb_deadline *d,
+                              rb_error *err)
 {
     struct timeval tv;
     char where[300];
     io_status st;
+    long long ms = RB_CONNECT_ATTEMPT_MS, left = rb_deadline__left(d,
+                                                                  rb_now_ms());
 
-    tv.tv_sec = c->opts.connect_timeout_ms / 1000;
-    tv.tv_usec = (c->opts.connect_timeout_ms % 1000) * 1000;
+    if (d->kind == RB_DEADLINE_EXACT)
+        left = d->until_ms - rb_now_ms();
+    if (d->kind != RB_DEADLINE_ONCE && left < ms)
+        ms = left > 10 ? left : 10;
+    tv.tv_sec = ms / 1000;
+    tv.tv_usec = (ms % 1000) * 1000;
     if (c->url.kind == RB_URL_UNIX)
         c->ctx = redisConnectUnixWithTimeout(c->url.path, tv);
     else
@@ -317,39 +319,49 @@ static int backoff_sleep(rb_conn *c, int ms, int cancellable)
     return 0;
 }
 
-/* Longest backoff step for a call that may retry until deadline. */
-static int backoff_cap(long long deadline)
-{
-    long long span = deadline - rb_now_ms();
-
-    if (deadline == 0 || span / 8 >= RB_BACKOFF_MAX_MS)
-        return RB_BACKOFF_MAX_MS;
-    return span / 8 > RB_BACKOFF_FLOOR_MS ? (int)(span / 8)
-                                          : RB_BACKOFF_FLOOR_MS;
-}
-
 static int next_delay(int delay, int cap)
 {
     return delay * 2 > cap ? cap : delay * 2;
 }
 
-/* Connect, retrying with backoff until deadline (0: once). */
-static int ensure_connected(rb_conn *c, long long deadline, int cancellable,
+/* Tell the caller once that Redis cannot be reached, when the retrying is
+ * long enough to be worth a line: the last attempt leaves a long time to
+ * go, or the retrying has already lasted a while. */
+static void notice(rb_conn *c, const rb_deadline *d, long long failing_since,
+                   const rb_error *err)
+{
+    long long now = rb_now_ms(), left = rb_deadline__left(d, now);
+
+    if (c->noticed || c->opts.on_unreachable == NULL || left == 0 ||
+        err->code != RB_EUNREACHABLE)
+        return;
+    if (left < RB_NOTICE_LEFT_MS && now - failing_since < RB_NOTICE_AFTER_MS)
+        return;
+    c->noticed = 1;
+    c->opts.on_unreachable(c->opts.payload, err->msg,
+                           d->until_ms ? left : 0);
+}
+
+/* Connect, retrying with backoff as d allows. */
+static int ensure_connected(rb_conn *c, const rb_deadline *d, int cancellable,
                             rb_error *err)
 {
-    int delay = RB_BACKOFF_MIN_MS, cap = backoff_cap(deadline);
+    int delay = RB_BACKOFF_MIN_MS;
+    int cap = rb_deadline__backoff_cap(d, rb_now_ms());
+    long long since = rb_now_ms();
 
     while (c->ctx == NULL) {
         long long left;
-        io_status st = connect_once(c, err);
+        io_status st = connect_once(c, d, err);
 
         if (st == IO_OK)
             break;
         if (st == IO_REDIS || err->code == RB_ENOMEM)
             return err->code;
-        left = deadline - rb_now_ms();
-        if (deadline == 0 || left <= 0)
+        left = rb_deadline__left(d, rb_now_ms());
+        if (left == 0)
             return err->code;
+        notice(c, d, since, err);
         if (backoff_sleep(c, delay < left ? delay : (int)left, cancellable))
             return rb_error__set(err, RB_ECANCELED, "interrupted");
         delay = next_delay(delay, cap);
@@ -357,40 +369,25 @@ static int ensure_connected(rb_conn *c, long long deadline, int cancellable,
     return RB_OK;
 }
 
-/* A call without a deadline gets one attempt while the handle has never
- * connected (a wrong URL fails at once), and the retry window after. */
-static long long effective_deadline(const rb_conn *c, long long deadline)
+rb_deadline rb_conn__reach(const rb_conn *c, long long party_until)
 {
-    if (deadline == 0 && c->connected_once)
-        return rb_now_ms() + c->retry_window_ms;
-    return deadline;
+    return rb_deadline__reach(rb_now_ms(), party_until,
+                              c->opts.connect_timeout_ms);
 }
 
-int rb_conn_connect(rb_conn *c, long long deadline_ms, rb_error *err)
+int rb_conn__connect(rb_conn *c, const rb_deadline *d, rb_error *err)
+{
+    return ensure_connected(c, d, 1, err);
+}
+
+int rb_conn_connect(rb_conn *c, long long until_ms, rb_error *err)
 {
     rb_error local;
+    rb_deadline d = rb_conn__reach(c, until_ms);
 
     if (err == NULL)
         err = &local;
-    return ensure_connected(c, effective_deadline(c, deadline_ms), 1, err);
-}
-
-/* How long one attempt waits for its reply: the block time plus the command
- * timeout, but not past the deadline (or the end of the block time, if
- * later) plus a grace. A server that stopped answering (hung, paused past
- * its clients' patience, or a network that went silent) then costs a
- * party with --timeout little more than its timeout, and a waiter cut off
- * from its barrier no more than its lease. */
-static int reply_wait(const rb_conn *c, const rb_call *call,
-                      long long deadline)
-{
-    long long wait = (long long)call->block_ms + c->opts.command_timeout_ms;
-    long long cap = deadline - rb_now_ms();
-
-    if (cap < call->block_ms)
-        cap = call->block_ms;
-    cap += RB_REPLY_GRACE_MS;
-    return (int)(cap < wait ? cap : wait);
+    return ensure_connected(c, &d, 1, err);
 }
 
 /* Error replies that say "not now" rather than "no". */
@@ -405,30 +402,48 @@ int rb_conn__call(rb_conn *c, int argc, const char **argv,
                   const size_t *lens, const rb_call *call, redisReply **out,
                   rb_error *err)
 {
-    long long deadline = effective_deadline(c, call->deadline_ms);
-    int delay = RB_BACKOFF_MIN_MS, cap = backoff_cap(deadline), rc;
+    const rb_deadline *d = &call->deadline;
+    int delay = RB_BACKOFF_MIN_MS;
+    int cap = rb_deadline__backoff_cap(d, rb_now_ms());
+    long long since = 0;
 
     *out = NULL;
 
     for (;;) {
         redisReply *r = NULL;
         io_status st;
-        long long left;
+        long long left, now, reply_by;
+        int rc;
 
         if (call->cancellable && rb_conn__cancelled(c))
             return rb_error__set(err, RB_ECANCELED, "interrupted");
-        rc = ensure_connected(c, deadline, call->cancellable, err);
+        if (!c->connected_once) {
+            /* A handle that never connected reaches Redis by its own rule:
+             * one attempt (a wrong URL fails at once) unless the caller
+             * asked to retry for a while. */
+            rb_deadline reach = rb_conn__reach(c, 0);
+
+            rc = ensure_connected(c, &reach, call->cancellable, err);
+        } else {
+            rc = ensure_connected(c, d, call->cancellable, err);
+        }
         if (rc != RB_OK)
             return rc;
-        /* Having connected once, a later drop is retried for the window
-         * even when the first attempt had to succeed at once. */
-        if (deadline == 0) {
-            deadline = rb_now_ms() + c->retry_window_ms;
-            cap = backoff_cap(deadline);
-        }
 
-        st = roundtrip(c, argc, argv, lens, reply_wait(c, call, deadline),
+        now = rb_now_ms();
+        reply_by = rb_deadline__reply_by(d, now, call->block_ms,
+                                         c->opts.command_timeout_ms);
+        if (reply_by <= now) {
+            drop(c);
+            return rb_error__set(err, RB_ETIMEOUT, "deadline reached");
+        }
+        st = roundtrip(c, argc, argv, lens, (int)(reply_by - now),
                        call->cancellable, &r, err);
+        if (st == IO_FAILED && d->kind == RB_DEADLINE_EXACT &&
+            rb_now_ms() >= reply_by) {
+            drop(c);
+            return rb_error__set(err, RB_ETIMEOUT, "deadline reached");
+        }
         if (st == IO_OK && call->fault != RB_FAULT_NONE &&
             rb_fault__fire(call->fault)) {
             /* The script ran; pretend its reply was lost on the wire. */
@@ -461,9 +476,13 @@ int rb_conn__call(rb_conn *c, int argc, const char **argv,
         }
         if (st == IO_CANCELED)
             return rb_error__set(err, RB_ECANCELED, "interrupted");
-        left = deadline - rb_now_ms();
-        if (left <= 0)
+        now = rb_now_ms();
+        left = rb_deadline__left(d, now);
+        if (left == 0)
             return err->code;
+        if (since == 0)
+            since = now;
+        notice(c, d, since, err);
         if (backoff_sleep(c, delay < left ? delay : (int)left,
                           call->cancellable))
             return rb_error__set(err, RB_ECANCELED, "interrupted");

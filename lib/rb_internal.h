@@ -19,28 +19,100 @@
 int rb_error__set(rb_error *err, int code, const char *fmt, ...)
     RB_PRINTF(3, 4);
 
-/* How one command is sent. */
+/* ---- deadlines --------------------------------------------------------
+ *
+ * When a call stops trying: one value, built once by the caller of an
+ * operation and interpreted only by the rules in rb_deadline.c (each with
+ * a unit test). There is no retry window on a connection handle.
+ *
+ *   ONCE   one attempt: a failed connect, a dropped connection or a "not
+ *          now" reply is not retried. The reply is awaited for the
+ *          command's block time plus a short grace.
+ *   UNTIL  reconnect and resend with capped backoff until until_ms (0: no
+ *          limit; a party without --timeout). A reply is awaited at most
+ *          until max(until_ms, end of the block time) plus a grace.
+ *   EXACT  one attempt that ends at until_ms exactly, by the client's
+ *          clock: when no reply has come by then the connection is dropped
+ *          (its command is in flight) and the call fails with
+ *          RB_ETIMEOUT. This is how a wait ends within milliseconds of its
+ *          --timeout although Redis' blocking timeouts tick at 100 ms: the
+ *          last slice blocks a little longer than the time left, with
+ *          rb_deadline__exact(party deadline).
+ *
+ * Redirects (MOVED, ASK) are followed under every kind: the command did
+ * not run, so following one is not a resend. */
+typedef enum rb_deadline_kind {
+    RB_DEADLINE_ONCE = 0,
+    RB_DEADLINE_UNTIL,
+    RB_DEADLINE_EXACT
+} rb_deadline_kind;
+
+typedef struct rb_deadline {
+    rb_deadline_kind kind;
+    long long until_ms;   /* rb_now_ms clock */
+} rb_deadline;
+
+rb_deadline rb_deadline__once(void);
+/* Until until_ms; 0: no limit. */
+rb_deadline rb_deadline__until(long long until_ms);
+/* Until now + ms. */
+rb_deadline rb_deadline__within(long long now, long long ms);
+rb_deadline rb_deadline__exact(long long until_ms);
+/* d, but ending no later than until_ms (0: d unchanged). ONCE stays ONCE. */
+rb_deadline rb_deadline__sooner(rb_deadline d, long long until_ms);
+/* How long to try reaching Redis on a handle that never connected: for
+ * retry_ms (the CLI's --connect-timeout) when set, but not past the
+ * operation's own deadline (party_until, 0: none); else until that
+ * deadline; else once, so that a wrong URL fails at once. */
+rb_deadline rb_deadline__reach(long long now, long long party_until,
+                               long long retry_ms);
+/* Milliseconds a failed attempt may still be retried in (0: give up). */
+long long rb_deadline__left(const rb_deadline *d, long long now);
+/* Whether d allows no more attempts. */
+int rb_deadline__over(const rb_deadline *d, long long now);
+/* Longest backoff step between attempts. */
+int rb_deadline__backoff_cap(const rb_deadline *d, long long now);
+/* Absolute time at which the wait for a reply gives up. */
+long long rb_deadline__reply_by(const rb_deadline *d, long long now,
+                                long long block_ms,
+                                long long command_timeout_ms);
+#define RB_BACKOFF_MIN_MS 20
+#define RB_BACKOFF_MAX_MS 1000
+#define RB_BACKOFF_FLOOR_MS 100
+#define RB_REPLY_GRACE_MS 500
+/* How long a call of an operation without a deadline of its own (status,
+ * reset, sync, train, get, set) resends after a dropped connection. */
+#define RB_RESEND_WINDOW_MS 10000
+
+/* How one command is sent. Write it with designated initializers:
+ *   rb_call call = { .deadline = rb_deadline__within(rb_now_ms(), 2000) }; */
 typedef struct rb_call {
-    int block_ms;         /* server-side blocking time the command may use */
-    long long deadline_ms;/* reconnect until then (rb_now_ms clock);
-                             0: one attempt when not yet connected, else
-                             the connection's retry window; in the past:
-                             send once. A reply is awaited at most until
-                             max(deadline, end of block_ms) + 500 ms */
-    int cancellable;      /* return RB_ECANCELED when the cancel fd fires */
-    rb_fault_point fault; /* test builds: where this call may be cut */
+    rb_deadline deadline;  /* see above; the zero value is ONCE */
+    int block_ms;          /* server-side blocking time the command may use */
+    int cancellable;       /* return RB_ECANCELED when the cancel fd fires */
+    rb_fault_point fault;  /* test builds: where this call may be cut */
 } rb_call;
 
 /* Send one command and read its reply, reconnecting and resending after a
- * dropped connection (every command rbarrier sends is safe to repeat).
+ * dropped connection or a "not now" reply (LOADING, BUSY, TRYAGAIN,
+ * MASTERDOWN) as call->deadline allows; every command rbarrier sends is
+ * safe to repeat. A handle that never connected first reaches Redis by
+ * rb_deadline__reach(now, 0, opts.connect_timeout_ms).
  * A Redis error reply becomes RB_EREDIS with the server's text as message.
- * @param[out] out  the reply, freed by the caller with freeReplyObject */
+ * @param[out] out  the reply, freed by the caller with freeReplyObject
+ * @return RB_OK, RB_EREDIS, RB_EUNREACHABLE, RB_ECANCELED, RB_EPROTO,
+ *         RB_ETIMEOUT (an EXACT deadline passed) */
 int rb_conn__call(rb_conn *c, int argc, const char **argv,
                   const size_t *lens, const rb_call *call, redisReply **out,
                   rb_error *err);
 
-/* Window for reconnecting after a drop when a call has no deadline. */
-void rb_conn__set_retry_window(rb_conn *c, int ms);
+/* The deadline for reaching Redis at the start of an operation whose own
+ * deadline is party_until (0: none): rb_deadline__reach with the handle's
+ * --connect-timeout. */
+rb_deadline rb_conn__reach(const rb_conn *c, long long party_until);
+
+/* Connect now (no-op when connected) within d. */
+int rb_conn__connect(rb_conn *c, const rb_deadline *d, rb_error *err);
 
 /* Whether the server lacks BLMOVE (Redis < 6.2); learned on first use. */
 int rb_conn__no_blmove(const rb_conn *c);

@@ -53,7 +53,10 @@ int rb_param_sync(rb_conn *c, const char *prefix, const char *param,
     char global[RB_KEY_MAX], localk[RB_KEY_MAX], traink[RB_KEY_MAX], ttl[24];
     const char *keys[2] = { global, localk };
     const char *args[1] = { ttl };
-    rb_call call = { 0, 0, 1, RB_FAULT_NONE };
+    rb_call call = {
+        .deadline = rb_deadline__within(rb_now_ms(), RB_RESEND_WINDOW_MS),
+        .cancellable = 1,
+    };
     redisReply *r = NULL;
     int rc;
 
@@ -81,7 +84,11 @@ int rb_param_train(rb_conn *c, const char *prefix, const char *param,
     char ttl[24], nonce[33];
     const char *keys[3] = { global, localk, traink };
     const char *args[4];
-    rb_call call = { 0, 0, 1, RB_FAULT_TRAIN_REPLY };
+    rb_call call = {
+        .deadline = rb_deadline__within(rb_now_ms(), RB_RESEND_WINDOW_MS),
+        .cancellable = 1,
+        .fault = RB_FAULT_TRAIN_REPLY,
+    };
     redisReply *r = NULL;
     int rc, is_float = 0;
 
@@ -119,7 +126,10 @@ int rb_param_get(rb_conn *c, const char *prefix, const char *param,
     char global[RB_KEY_MAX];
     const char *argv[2] = { "GET", global };
     size_t lens[2];
-    rb_call call = { 0, 0, 1, RB_FAULT_NONE };
+    rb_call call = {
+        .deadline = rb_deadline__within(rb_now_ms(), RB_RESEND_WINDOW_MS),
+        .cancellable = 1,
+    };
     redisReply *r = NULL;
     int rc;
 
@@ -145,7 +155,10 @@ int rb_param_set(rb_conn *c, const char *prefix, const char *param,
     char global[RB_KEY_MAX], ttl[24];
     const char *keys[1] = { global };
     const char *args[2] = { value, ttl };
-    rb_call call = { 0, 0, 1, RB_FAULT_NONE };
+    rb_call call = {
+        .deadline = rb_deadline__within(rb_now_ms(), RB_RESEND_WINDOW_MS),
+        .cancellable = 1,
+    };
     redisReply *r = NULL;
     int rc;
 

@@ -133,8 +133,19 @@ typedef struct rb_tls_opts {
 
 typedef struct rb_conn rb_conn;
 
+/* Called once per handle, the first time Redis cannot be reached and the
+ * call goes on retrying for a while (not for a one-attempt call, nor for a
+ * retry that will be over in moments): `what` is the one-line reason
+ * ("cannot reach Redis at host:port: Connection refused", never a
+ * password) and left_ms how much longer it retries (0: no limit). */
+typedef void (*rb_unreachable_fn)(void *payload, const char *what,
+                                  long long left_ms);
+
 typedef struct rb_conn_opts {
-    int connect_timeout_ms;  /* per connect attempt; 0: 2000 */
+    long long connect_timeout_ms;  /* how long a handle that never connected
+                                retries reaching Redis; 0: until the
+                                operation's own deadline (wait --timeout),
+                                or one attempt when it has none */
     int command_timeout_ms;  /* reply wait beyond a blocking slice; 0: 5000
                                 (a call with a deadline waits at most until
                                 it, plus 500 ms) */
@@ -142,6 +153,8 @@ typedef struct rb_conn_opts {
     int cancel_fd;           /* -1, or an fd whose readability cancels any
                                 call in progress (a signal handler writes
                                 to a pipe) */
+    rb_unreachable_fn on_unreachable;  /* may be NULL */
+    void *payload;           /* passed to on_unreachable */
 } rb_conn_opts;
 
 /* Designated, so a field added later is zero (its default) here too. */
@@ -154,12 +167,12 @@ typedef struct rb_conn_opts {
 int rb_conn_new(rb_conn **out, const rb_url *url, const rb_conn_opts *opts,
                 rb_error *err);
 
-/* Connect now, retrying until `deadline_ms`, in milliseconds on
- * CLOCK_MONOTONIC (0: one attempt on a handle that never connected, else
- * the retry window: a party's lease).
+/* Connect now (nothing to do when connected), retrying until `until_ms`
+ * (milliseconds on CLOCK_MONOTONIC; 0: for opts.connect_timeout_ms, or
+ * one attempt).
  * @return RB_OK, RB_EUNREACHABLE, RB_EREDIS (AUTH or SELECT refused),
  *         RB_ECANCELED */
-int rb_conn_connect(rb_conn *c, long long deadline_ms, rb_error *err);
+int rb_conn_connect(rb_conn *c, long long until_ms, rb_error *err);
 
 /* Free the handle and close its connection. Takes NULL. */
 void rb_conn_free(rb_conn *c);
