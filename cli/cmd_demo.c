@@ -1,346 +1,322 @@
 /*
  * rbarrier demo: the seed's launcher. N worker processes run the loop of
  * `rbarrier worker` against one Redis; the demo reads every line they
- * print and checks the property the seed's own output broke: the global
- * values are exactly 1..N*I, each once, and local values are N*iteration.
- *
- * Without --url or $RBARRIER_URL it runs a private redis-server on a unix
- * socket in a temporary directory, and stops it however the demo ends.
+ * print and checks the property the seed's own output broke (demo_line.c).
+ * Without --url or $RBARRIER_URL it runs a private redis-server
+ * (demo_server.c). `demo --check FILE` checks lines printed elsewhere.
  */
 #include "../lib/fmacros.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../lib/rb_support.h" /* rb_now_ms, rb_random_hex */
+#include "../lib/rb_support.h" /* rb_random_hex */
 #include "cli.h"
+#include "demo.h"
 
 static const char description[] =
     "Run the shared-counters experiment: N workers x I iterations of barrier,\n"
     "sync, barrier, train, each printing its local and global value, then a\n"
     "check line. Without --url (or $RBARRIER_URL) a private redis-server is\n"
-    "started on a unix socket in a temporary directory and stopped after.\n"
-    "Each run uses fresh names, so no reset is needed between runs.";
+    "started on a unix socket in a temporary directory and stopped after,\n"
+    "also when the demo is killed. Each run uses fresh names, so no reset is\n"
+    "needed between runs. Workers get the URL in their environment, never\n"
+    "in argv. With --check FILE, check worker lines printed elsewhere (a\n"
+    "compose log, examples/worker.sh) instead of running anything.";
 
-typedef struct private_server {
-    pid_t pid;
-    char dir[64];
-    char sock[128];
-} private_server;
+#define WORKERS_MAX 1000
+#define ITERS_MAX 100000
 
-/* exec argv with stdout to out_fd (-1: inherit); returns the pid, or -1
- * with errno set from the child's failed exec. */
-static pid_t spawn(const char *const *argv, int out_fd, int null_out)
+/* One worker line as a --json object. */
+static void json_line(const char *run, long w, long iter, long local,
+                      long global)
 {
-    int report[2], child_errno = 0;
-    pid_t pid;
-    ssize_t got;
+    cli_json j;
+    char id[24];
 
-    if (pipe(report) != 0)
-        return -1;
-    fcntl(report[1], F_SETFD, FD_CLOEXEC);
-    pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        close(report[0]);
-        if (null_out) {
-            int fd = open("/dev/null", O_WRONLY);
+    snprintf(id, sizeof(id), "%ld", w);
+    cli_json_open(&j);
+    cli_json_kstr(&j, "name", run);
+    cli_json_kstr(&j, "id", id);
+    cli_json_kint(&j, "iter", iter);
+    cli_json_kint(&j, "local", local);
+    cli_json_kint(&j, "value", global);
+    cli_json_write(&j, STDOUT_FILENO);
+}
 
-            if (fd >= 0) {
-                dup2(fd, STDOUT_FILENO);
-                close(fd);
-            }
-        } else if (out_fd >= 0) {
-            dup2(out_fd, STDOUT_FILENO);
+/* --check FILE: the demo's checker over lines from a file ("-": stdin). */
+static int check_file(const char *path, long workers, long iters)
+{
+    cli_demo_check k;
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    const char *problem;
+    int code;
+
+    if (f == NULL)
+        return cli_fail(CLI_EXIT_USAGE, "--check: cannot open '%s': %s",
+                        path, strerror(errno));
+    if (cli_demo_check_init(&k, workers, iters) != 0) {
+        if (f != stdin)
+            fclose(f);
+        return cli_fail(CLI_EXIT_REDIS, "out of memory");
+    }
+    while (getline(&line, &cap, f) > 0)
+        cli_demo_check_line(&k, line);
+    free(line);
+    if (f != stdin)
+        fclose(f);
+    cli_json_kint(cli_out_json(), "n", workers);
+    cli_json_kint(cli_out_json(), "updates", k.lines);
+    if ((problem = cli_demo_check_result(&k)) != NULL) {
+        if (!cli_out_json())
+            printf("%s\n", problem);
+        code = cli_done(CLI_EXIT_REDIS, problem);
+    } else {
+        if (!cli_out_json())
+            printf("ok\n");
+        code = cli_done(CLI_EXIT_OK, NULL);
+    }
+    cli_demo_check_free(&k);
+    return code;
+}
+
+/* Start the workers with their stdout on out_fd; pids[i] > 0 each. */
+static int start_workers(pid_t *pids, long workers, const char *self,
+                         const char *url, const char *run, const char *prefix,
+                         long iters, int out_fd)
+{
+    cli_spawn_opts o = CLI_SPAWN_OPTS_INIT;
+    char index[24], workers_text[24], iters_text[24];
+    long i;
+
+    o.stdout_fd = out_fd;
+    o.parent_death_signal = SIGTERM;  /* a killed demo takes them along */
+    o.env_name = "RBARRIER_URL";      /* the password stays out of argv */
+    o.env_value = url;
+    snprintf(workers_text, sizeof(workers_text), "%ld", workers);
+    snprintf(iters_text, sizeof(iters_text), "%ld", iters);
+    for (i = 0; i < workers; i++) {
+        const char *wargv[] = {
+            self, "worker", "--worker", index, "--workers", workers_text,
+            "--iters", iters_text, "--run", run, "--prefix", prefix, NULL
+        };
+
+        snprintf(index, sizeof(index), "%ld", i);
+        pids[i] = cli_spawn(wargv, &o);
+        if (pids[i] < 0) {
+            pids[i] = 0;
+            return cli_fail(CLI_EXIT_REDIS, "cannot start worker %ld: %s", i,
+                            strerror(errno));
         }
-        execvp(argv[0], (char *const *)argv);
-        child_errno = errno;
-        if (write(report[1], &child_errno, sizeof(child_errno)) < 0) {
-            /* the parent sees EOF and a 127 exit instead */
-        }
-        _exit(127);
     }
-    close(report[1]);
-    got = read(report[0], &child_errno, sizeof(child_errno));
-    close(report[0]);
-    if (got == (ssize_t)sizeof(child_errno)) {
-        waitpid(pid, NULL, 0);
-        errno = child_errno;
-        return -1;
-    }
-    return pid;
+    return -1;
 }
 
-static void stop_server(private_server *s)
+/* Read the workers' lines until they all closed their end: print (or turn
+ * into JSON) and check each. */
+static void collect(FILE *in, cli_demo_check *k, const char *run)
 {
-    char path[192];
-
-    if (s->pid > 0) {
-        kill(s->pid, SIGTERM);
-        waitpid(s->pid, NULL, 0);
-        s->pid = 0;
-    }
-    if (s->dir[0]) {
-        snprintf(path, sizeof(path), "%s/redis.sock", s->dir);
-        unlink(path);
-        snprintf(path, sizeof(path), "%s/redis.log", s->dir);
-        unlink(path);
-        rmdir(s->dir);
-        s->dir[0] = '\0';
-    }
-}
-
-static int start_server(private_server *s, rb_url *url, rb_error *err)
-{
-    const char *tmp = getenv("TMPDIR");
-    char logfile[192];
-    const char *argv[16];
-    rb_conn *conn = NULL;
-    int rc;
-
-    snprintf(s->dir, sizeof(s->dir), "%s/rbarrier-demo.XXXXXX",
-             tmp && strlen(tmp) < 32 ? tmp : "/tmp");
-    if (mkdtemp(s->dir) == NULL) {
-        snprintf(err->msg, sizeof(err->msg), "mkdtemp %s: %s", s->dir,
-                 strerror(errno));
-        s->dir[0] = '\0';
-        return err->code = RB_EREDIS;
-    }
-    snprintf(s->sock, sizeof(s->sock), "%s/redis.sock", s->dir);
-    snprintf(logfile, sizeof(logfile), "%s/redis.log", s->dir);
-    argv[0] = "redis-server";
-    argv[1] = "--port";      argv[2] = "0";
-    argv[3] = "--unixsocket"; argv[4] = s->sock;
-    argv[5] = "--save";      argv[6] = "";
-    argv[7] = "--appendonly"; argv[8] = "no";
-    argv[9] = "--dir";       argv[10] = s->dir;
-    argv[11] = "--logfile";  argv[12] = logfile;
-    argv[13] = NULL;
-    s->pid = spawn(argv, -1, 1);
-    if (s->pid < 0) {
-        snprintf(err->msg, sizeof(err->msg),
-                 "cannot start redis-server (%s): install redis-server, or "
-                 "pass --url", strerror(errno));
-        s->pid = 0;
-        stop_server(s);
-        return err->code = RB_EUNREACHABLE;
-    }
-    snprintf(logfile, sizeof(logfile), "unix://%s", s->sock);
-    if ((rc = rb_url_parse(url, logfile, err)) != RB_OK)
-        return rc;
-    /* Wait for it to answer, as any client would: connect with retries. */
-    if ((rc = rb_conn_new(&conn, url, NULL, err)) == RB_OK)
-        rc = rb_conn_connect(conn, rb_now_ms() + 10000, err);
-    rb_conn_free(conn);
-    return rc;
-}
-
-typedef struct checker {
-    long workers, iters;
-    long *lines_of;       /* lines seen per worker */
-    unsigned char *seen;  /* global values seen, 1..workers*iters */
-    long bad;
-    long max_global;
-} checker;
-
-static void check_line(checker *k, const char *line)
-{
+    char *line = NULL;
+    size_t cap = 0;
     long w, local, global;
 
-    if (sscanf(line, "worker %ld, local_param %ld global_param %ld", &w,
-               &local, &global) != 3 || w < 0 || w >= k->workers) {
-        k->bad++;
-        return;
+    while (getline(&line, &cap, in) > 0) {
+        cli_demo_check_line(k, line);
+        if (cli_out_json() &&
+            cli_demo_line_parse(line, &w, &local, &global) == 0 && w >= 0 &&
+            w < k->workers) {
+            json_line(run, w, k->lines_of[w], local, global);
+        } else if (!cli_out_json()) {
+            fputs(line, stdout);
+            fflush(stdout);
+        }
     }
-    if (local != k->workers * k->lines_of[w])
-        k->bad++;
-    k->lines_of[w]++;
-    if (global < 1 || global > k->workers * k->iters || k->seen[global])
-        k->bad++;
-    else
-        k->seen[global] = 1;
-    if (global > k->max_global)
-        k->max_global = global;
+    free(line);
+}
+
+static void stop_workers(pid_t *pids, long workers, int *failed)
+{
+    long i;
+    int status;
+
+    for (i = 0; i < workers; i++) {
+        if (pids[i] <= 0)
+            continue;
+        if (cli_signal())
+            kill(pids[i], SIGTERM);
+        status = 0;
+        while (waitpid(pids[i], &status, 0) < 0 && errno == EINTR)
+            ;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            (*failed)++;
+        pids[i] = 0;
+    }
 }
 
 int cmd_demo(int argc, char **argv)
 {
     cli_common common;
-    struct arg_str *workers, *iters;
+    struct arg_str *workers_opt, *iters_opt, *check_opt;
     struct arg_end *end;
-    void *table[2 + CLI_COMMON_COUNT + 1];
-    private_server server = { 0, "", "" };
-    checker k = { 0, 10, NULL, NULL, 0, 0 };
+    cli_demo_server server = CLI_DEMO_SERVER_INIT;
+    cli_demo_check k;
     rb_error err;
     rb_url url;
-    char self[PATH_MAX], url_text[192], run[32], nonce[9], index[24];
-    char workers_text[24], iters_text[24], prefix_arg[256];
-    const char *prefix;
+    rb_conn *conn = NULL;
+    char self[PATH_MAX], run[32], nonce[9];
+    const char *prefix, *url_text, *problem;
+    char *global_v = NULL;
     pid_t *pids = NULL;
     int pipefd[2] = { -1, -1 }, code, failed = 0;
-    long i, lines = 0, total;
+    long workers = 4, iters = 10;
     ssize_t len;
     FILE *in = NULL;
-    char line[256];
 
+    memset(&k, 0, sizeof(k));
     cli_common_init(&common);
-    workers = arg_str0(NULL, "workers", "N", "worker processes (default 4)");
-    iters = arg_str0(NULL, "iters", "I", "iterations each (default 10)");
+    workers_opt = arg_str0(NULL, "workers", "N", "worker processes, 1..1000 "
+                           "(default 4)");
+    iters_opt = arg_str0(NULL, "iters", "I", "iterations each, 1..100000 "
+                         "(default 10)");
+    check_opt = arg_str0(NULL, "check", "FILE", "check the worker lines in "
+                         "FILE (- for stdin) for N workers x I iterations; "
+                         "prints ok or the first problem (exit 1)");
     end = arg_end(10);
-    table[0] = workers; table[1] = iters;
-    table[2 + cli_common_table(&common, table + 2)] = end;
-    code = cli_parse(argc, argv, table, end, &common, argv[0], description);
-    if (code >= 0)
-        goto out;
-
-    code = CLI_EXIT_USAGE;
-    k.workers = 4;
-    if ((workers->count &&
-         cli_parse_long(workers->sval[0], "--workers", 1, 1000, &k.workers,
-                        &err)) ||
-        (iters->count &&
-         cli_parse_long(iters->sval[0], "--iters", 1, 100000, &k.iters,
-                        &err)) ||
-        cli_prefix(&common, &prefix, &err) || cli_url(&common, &url, &err)) {
-        cli_fail(code, "%s", err.msg);
-        goto out;
-    }
-    len = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    if (len <= 0) {
-        code = cli_fail(CLI_EXIT_REDIS, "cannot find my own binary: %s",
-                        strerror(errno));
-        goto out;
-    }
-    self[len] = '\0';
-
-    if (common.url->count == 0 &&
-        (getenv("RBARRIER_URL") == NULL || !getenv("RBARRIER_URL")[0])) {
-        if (start_server(&server, &url, &err) != RB_OK) {
-            code = cli_fail(cli_exit_code(err.code, 0), "%s", err.msg);
-            goto out;
-        }
-        snprintf(url_text, sizeof(url_text), "unix://%s", server.sock);
-        printf("# private redis-server (pid %ld) on %s\n", (long)server.pid,
-               server.sock);
-    } else {
-        snprintf(url_text, sizeof(url_text), "%s",
-                 common.url->count ? common.url->sval[0]
-                                   : getenv("RBARRIER_URL"));
-    }
-    /* Fresh names per run: no reset needed, and concurrent demos on one
-     * server stay apart. */
-    rb_random_hex(nonce, (sizeof(nonce) - 1) / 2);
-    snprintf(run, sizeof(run), "demo-%s", nonce);
-    snprintf(workers_text, sizeof(workers_text), "%ld", k.workers);
-    snprintf(iters_text, sizeof(iters_text), "%ld", k.iters);
-    snprintf(prefix_arg, sizeof(prefix_arg), "%s", prefix);
-
-    total = k.workers * k.iters;
-    k.lines_of = calloc((size_t)k.workers, sizeof(long));
-    k.seen = calloc((size_t)total + 1, 1);
-    pids = calloc((size_t)k.workers, sizeof(pid_t));
-    if (!k.lines_of || !k.seen || !pids || pipe(pipefd) != 0) {
-        code = cli_fail(CLI_EXIT_REDIS, "out of memory");
-        goto out;
-    }
-    /* Ctrl-C reaches the workers too (same process group); the demo itself
-     * lives on to collect them and stop its server. */
-    cli_install_signals();
-    fflush(stdout);
-    for (i = 0; i < k.workers; i++) {
-        const char *wargv[16];
-
-        snprintf(index, sizeof(index), "%ld", i);
-        wargv[0] = self;
-        wargv[1] = "worker";
-        wargv[2] = "--worker";   wargv[3] = index;
-        wargv[4] = "--workers";  wargv[5] = workers_text;
-        wargv[6] = "--iters";    wargv[7] = iters_text;
-        wargv[8] = "--run";      wargv[9] = run;
-        wargv[10] = "--url";     wargv[11] = url_text;
-        wargv[12] = "--prefix";  wargv[13] = prefix_arg;
-        wargv[14] = NULL;
-        pids[i] = spawn(wargv, pipefd[1], 0);
-        if (pids[i] < 0) {
-            code = cli_fail(CLI_EXIT_REDIS, "cannot start worker %ld: %s", i,
-                            strerror(errno));
-            goto out;
-        }
-    }
-    close(pipefd[1]);
-    pipefd[1] = -1;
-    in = fdopen(pipefd[0], "r");
-    pipefd[0] = -1;
-    while (in && fgets(line, sizeof(line), in)) {
-        fputs(line, stdout);
-        fflush(stdout);
-        check_line(&k, line);
-        lines++;
-    }
-    if (cli_signal())
-        for (i = 0; i < k.workers; i++)
-            kill(pids[i], SIGTERM);
-    for (i = 0; i < k.workers; i++) {
-        int status = 0;
-
-        if (waitpid(pids[i], &status, 0) < 0 || !WIFEXITED(status) ||
-            WEXITSTATUS(status) != 0)
-            failed++;
-        pids[i] = 0;
-    }
-
+    /* Defaults go in before parsing, as argtable's own examples do. */
+    workers_opt->sval[0] = "4";
+    iters_opt->sval[0] = "10";
     {
-        char global_v[64] = "?";
-        rb_conn *conn = NULL;
-        long global = -1;
+        void *table[3 + CLI_COMMON_COUNT + 1] = { workers_opt, iters_opt,
+                                                  check_opt };
 
-        if (cli_open(&url, &conn) < 0 &&
-            rb_param_get(conn, prefix, run, global_v, sizeof(global_v),
-                         &err) == RB_OK)
-            global = strtol(global_v, NULL, 10);
-        rb_conn_free(conn);
-        if (cli_signal()) {
-            code = 128 + cli_signal();
-            fprintf(stderr, "rbarrier: demo interrupted after %ld updates\n",
-                    lines);
-        } else if (failed == 0 && k.bad == 0 && lines == total && global == total) {
-            printf("%ld updates, global_param %ld, no update lost\n", lines,
-                   global);
-            code = CLI_EXIT_OK;
-        } else {
-            printf("%ld updates, global_param %s, CHECK FAILED: %ld bad "
-                   "lines, %d workers failed, %ld of %ld lines\n", lines,
-                   global_v, k.bad, failed, lines, total);
-            code = CLI_EXIT_REDIS;
+        table[3 + cli_common_table(&common, table + 3)] = end;
+
+        code = cli_parse(argc, argv, table, end, &common, argv[0],
+                         description);
+        if (code >= 0)
+            goto out_table;
+        code = CLI_EXIT_USAGE;
+        if (cli_parse_long(workers_opt->sval[0], "--workers", 1, WORKERS_MAX,
+                           &workers, &err) ||
+            cli_parse_long(iters_opt->sval[0], "--iters", 1, ITERS_MAX,
+                           &iters, &err) ||
+            cli_prefix(&common, &prefix, &err) ||
+            (!check_opt->count && cli_url(&common, &url, &err))) {
+            cli_fail(code, "%s", err.msg);
+            goto out_table;
         }
-    }
-out:
-    if (in)
-        fclose(in);
-    if (pipefd[0] >= 0)
-        close(pipefd[0]);
-    if (pipefd[1] >= 0)
-        close(pipefd[1]);
-    if (pids)
-        for (i = 0; i < k.workers; i++)
-            if (pids[i] > 0) {
-                kill(pids[i], SIGTERM);
-                waitpid(pids[i], NULL, 0);
+        if (check_opt->count) {
+            code = check_file(check_opt->sval[0], workers, iters);
+            goto out_table;
+        }
+        len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        if (len <= 0) {
+            code = cli_fail(CLI_EXIT_REDIS, "cannot find my own binary: %s",
+                            strerror(errno));
+            goto out_table;
+        }
+        self[len] = '\0';
+
+        url_text = common.url->count ? common.url->sval[0]
+                                     : getenv("RBARRIER_URL");
+        if (url_text == NULL || url_text[0] == '\0') {
+            if (cli_demo_server_start(&server, &err) != RB_OK) {
+                code = cli_fail(cli_exit_code(err.code, 0), "%s", err.msg);
+                goto out_table;
             }
-    stop_server(&server);
-    free(pids);
-    free(k.lines_of);
-    free(k.seen);
-    arg_freetable(table, sizeof(table) / sizeof(table[0]));
+            url_text = server.url;
+            if (rb_url_parse(&url, url_text, &err) != RB_OK) {
+                code = cli_fail(CLI_EXIT_USAGE, "%s", err.msg);
+                goto out;
+            }
+            if (!cli_out_json())
+                printf("# private redis-server (pid %ld) on %s\n",
+                       (long)server.pid, url_text + strlen("unix://"));
+        }
+        /* Fresh names per run: no reset needed, and concurrent demos on
+         * one server stay apart. */
+        rb_random_hex(nonce, (sizeof(nonce) - 1) / 2);
+        snprintf(run, sizeof(run), "demo-%s", nonce);
+        cli_json_kstr(cli_out_json(), "name", run);
+        cli_json_kint(cli_out_json(), "n", workers);
+        cli_json_kint(cli_out_json(), "iters", iters);
+
+        pids = calloc((size_t)workers, sizeof(pid_t));
+        if (pids == NULL || cli_demo_check_init(&k, workers, iters) != 0 ||
+            cli_pipe_cloexec(pipefd) != 0) {
+            code = cli_fail(CLI_EXIT_REDIS, "out of memory");
+            goto out;
+        }
+        /* Ctrl-C reaches the workers too (same process group); the demo
+         * itself lives on to collect them and stop its server. */
+        cli_install_signals();
+        fflush(stdout);
+        if ((code = start_workers(pids, workers, self, url_text, run, prefix,
+                                  iters, pipefd[1])) >= 0)
+            goto out;
+        close(pipefd[1]);
+        pipefd[1] = -1;
+        if ((in = fdopen(pipefd[0], "r")) == NULL) {
+            code = cli_fail(CLI_EXIT_REDIS, "out of memory");
+            goto out;
+        }
+        pipefd[0] = -1;
+        collect(in, &k, run);
+        stop_workers(pids, workers, &failed);
+
+        if (cli_open(&url, &conn) < 0)
+            rb_param_get(&global_v, conn, prefix, run, &err);
+        cli_json_kint(cli_out_json(), "updates", k.lines);
+        cli_json_knum(cli_out_json(), "value", global_v ? global_v : "0");
+        problem = cli_demo_check_result(&k);
+        if (cli_signal()) {
+            code = cli_fail(128 + cli_signal(), "demo interrupted after %ld "
+                            "updates", k.lines);
+        } else if (failed == 0 && problem == NULL && global_v &&
+                   strtol(global_v, NULL, 10) == workers * iters) {
+            if (!cli_out_json())
+                printf("%ld updates, global_param %s, no update lost\n",
+                       k.lines, global_v);
+            code = cli_done(CLI_EXIT_OK, NULL);
+        } else {
+            if (!cli_out_json())
+                printf("%ld updates, global_param %s, CHECK FAILED: %s, %d "
+                       "workers failed\n", k.lines,
+                       global_v ? global_v : "?",
+                       problem ? problem : "lines ok", failed);
+            code = cli_done(CLI_EXIT_REDIS, problem ? problem
+                                                    : "workers failed");
+        }
+out:
+        if (in)
+            fclose(in);
+        if (pipefd[0] >= 0)
+            close(pipefd[0]);
+        if (pipefd[1] >= 0)
+            close(pipefd[1]);
+        if (pids) {
+            long i;
+
+            for (i = 0; i < workers; i++)
+                if (pids[i] > 0)
+                    kill(pids[i], SIGTERM);
+            stop_workers(pids, workers, &failed);
+        }
+        rb_conn_free(conn);
+        free(global_v);
+        cli_demo_server_stop(&server);
+        free(pids);
+        cli_demo_check_free(&k);
+out_table:
+        arg_freetable(table, sizeof(table) / sizeof(table[0]));
+    }
     return code;
 }

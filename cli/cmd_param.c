@@ -1,124 +1,216 @@
-/* rbarrier sync / train / get / set: the seed's global and local params. */
+/* rbarrier sync / train / get / set: the seed's global and local params.
+ * Each command has its own option table; what they share is opening the
+ * connection (param_open) and ending the command (param_done). */
 #include "../lib/fmacros.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 
-typedef enum { OP_SYNC, OP_TRAIN, OP_GET, OP_SET } param_op;
+#define PARAM_HELP "parameter name (no braces, spaces or control " \
+                   "characters; up to 200 bytes)"
+#define WORKER_HELP "worker id (owns a local copy)"
 
-static const char *const descriptions[] = {
-    "Copy parameter P's global value into worker W's local copy, in one\n"
-    "atomic step, and print the value (0 for a parameter never set).",
-    "Add D (default 1) to parameter P's global value, reading worker W's\n"
-    "local copy in the same atomic step; prints 'local L global G'. Integer\n"
-    "steps use INCRBY, steps with a fraction INCRBYFLOAT. A call retried\n"
-    "after a lost reply adds exactly once.",
-    "Print parameter P's global value (0 when never set).",
-    "Set parameter P's global value to V (a decimal number).",
-};
-
-static int run(param_op op, int argc, char **argv)
+/* Check the names, put them in the --json object, connect. Returns -1 to
+ * go on, or the exit code after saying why not. */
+static int param_open(const cli_common *common, const char *param,
+                      const char *worker, const char *number,
+                      const char *number_what, const char **prefix,
+                      rb_conn **conn)
 {
-    cli_common common;
-    struct arg_str *param, *worker = NULL, *by = NULL, *value = NULL;
-    struct arg_end *end;
-    void *table[3 + CLI_COMMON_COUNT + 1];
-    int k = 0, code, rc = RB_OK;
-    rb_conn *conn = NULL;
     rb_error err;
     rb_url url;
+
+    cli_json_kstr(cli_out_json(), "param", param);
+    if (worker)
+        cli_json_kstr(cli_out_json(), "id", worker);
+    if (rb_check_name(param, "param", &err) != RB_OK ||
+        (worker && rb_check_id(worker, "--worker", &err) != RB_OK) ||
+        (number && rb_check_number(number, number_what, NULL, &err) !=
+                       RB_OK) ||
+        cli_prefix(common, prefix, &err) != RB_OK ||
+        cli_url(common, &url, &err) != RB_OK)
+        return cli_fail(CLI_EXIT_USAGE, "%s", err.msg);
+    return cli_open(&url, conn);
+}
+
+/* The library's answer as the exit code, with its message. */
+static int param_done(int rc, const rb_error *err)
+{
+    int code = cli_exit_code(rc, cli_signal());
+
+    if (rc != RB_OK)
+        return cli_fail(code, "%s", err->msg);
+    return cli_done(code, NULL);
+}
+
+int cmd_sync(int argc, char **argv)
+{
+    cli_common common;
+    struct arg_str *param, *worker;
+    struct arg_end *end;
+    rb_conn *conn = NULL;
+    rb_error err;
     const char *prefix;
-    char local_v[64], global_v[64];
+    char *value = NULL;
+    int code, rc;
 
     cli_common_init(&common);
-    param = arg_str1(NULL, "param", "P", "parameter name");
-    table[k++] = param;
-    if (op == OP_SYNC || op == OP_TRAIN) {
-        worker = arg_str1(NULL, "worker", "W", "worker id (owns a local copy)");
-        table[k++] = worker;
-    }
-    if (op == OP_TRAIN) {
-        by = arg_str0(NULL, "by", "D", "increment, e.g. 1, -2 or 0.5 "
-                      "(default 1)");
-        table[k++] = by;
-    }
-    if (op == OP_SET) {
-        value = arg_str1(NULL, "value", "V", "new global value");
-        table[k++] = value;
-    }
-    k += (int)cli_common_table(&common, table + k);
-    table[k++] = end = arg_end(10);
+    param = arg_str1(NULL, "param", "P", PARAM_HELP);
+    worker = arg_str1(NULL, "worker", "W", WORKER_HELP);
+    end = arg_end(10);
+    {
+        void *table[2 + CLI_COMMON_COUNT + 1] = { param, worker };
 
-    code = cli_parse(argc, argv, table, end, &common, argv[0],
-                     descriptions[op]);
-    if (code >= 0)
-        goto out;
+        table[2 + cli_common_table(&common, table + 2)] = end;
 
-    code = CLI_EXIT_USAGE;
-    cli_json_kstr(cli_out_json(), "param", param->sval[0]);
-    if (worker)
-        cli_json_kstr(cli_out_json(), "id", worker->sval[0]);
-    if (rb_check_name(param->sval[0], "param", &err) != RB_OK ||
-        (worker && rb_check_id(worker->sval[0], "--worker", &err) != RB_OK) ||
-        (by && by->count &&
-         rb_check_number(by->sval[0], "--by", NULL, &err) != RB_OK) ||
-        (value && rb_check_number(value->sval[0], "--value", NULL, &err) !=
-                      RB_OK) ||
-        cli_prefix(&common, &prefix, &err) != RB_OK ||
-        cli_url(&common, &url, &err) != RB_OK) {
-        cli_fail(code, "%s", err.msg);
-        goto out;
+        code = cli_parse(argc, argv, table, end, &common, argv[0],
+            "Copy parameter P's global value into worker W's local copy, "
+            "in one\natomic step, and print the value (0 for a parameter "
+            "never set).");
+        if (code < 0 &&
+            (code = param_open(&common, param->sval[0], worker->sval[0],
+                               NULL, NULL, &prefix, &conn)) < 0) {
+            rc = rb_param_sync(&value, conn, prefix, param->sval[0],
+                               worker->sval[0], 0, &err);
+            if (rc == RB_OK && cli_out_json())
+                cli_json_knum(cli_out_json(), "value", value);
+            else if (rc == RB_OK)
+                printf("%s\n", value);
+            code = param_done(rc, &err);
+        }
+        free(value);
+        rb_conn_free(conn);
+        arg_freetable(table, sizeof(table) / sizeof(table[0]));
     }
-    if ((code = cli_open(&url, &conn)) >= 0)
-        goto out;
-
-    switch (op) {
-    case OP_SYNC:
-        rc = rb_param_sync(conn, prefix, param->sval[0], worker->sval[0], 0,
-                           local_v, sizeof(local_v), &err);
-        if (rc == RB_OK && cli_out_json())
-            cli_json_knum(cli_out_json(), "value", local_v);
-        else if (rc == RB_OK)
-            printf("%s\n", local_v);
-        break;
-    case OP_TRAIN:
-        rc = rb_param_train(conn, prefix, param->sval[0], worker->sval[0],
-                            by->count ? by->sval[0] : "1", 0, local_v,
-                            global_v, sizeof(local_v), &err);
-        if (rc == RB_OK && cli_out_json()) {
-            cli_json_knum(cli_out_json(), "local", local_v);
-            cli_json_knum(cli_out_json(), "value", global_v);
-        } else if (rc == RB_OK)
-            printf("local %s global %s\n", local_v, global_v);
-        break;
-    case OP_GET:
-        rc = rb_param_get(conn, prefix, param->sval[0], global_v,
-                          sizeof(global_v), &err);
-        if (rc == RB_OK && cli_out_json())
-            cli_json_knum(cli_out_json(), "value", global_v);
-        else if (rc == RB_OK)
-            printf("%s\n", global_v);
-        break;
-    case OP_SET:
-        rc = rb_param_set(conn, prefix, param->sval[0], value->sval[0], 0,
-                          &err);
-        cli_json_knum(cli_out_json(), "value", value->sval[0]);
-        break;
-    }
-    code = cli_exit_code(rc, cli_signal());
-    if (rc != RB_OK)
-        cli_fail(code, "%s", err.msg);
-    else
-        cli_done(code, NULL);
-out:
-    rb_conn_free(conn);
-    arg_freetable(table, (size_t)k);
     return code;
 }
 
-int cmd_sync(int argc, char **argv) { return run(OP_SYNC, argc, argv); }
-int cmd_train(int argc, char **argv) { return run(OP_TRAIN, argc, argv); }
-int cmd_get(int argc, char **argv) { return run(OP_GET, argc, argv); }
-int cmd_set(int argc, char **argv) { return run(OP_SET, argc, argv); }
+int cmd_train(int argc, char **argv)
+{
+    cli_common common;
+    struct arg_str *param, *worker, *by;
+    struct arg_end *end;
+    rb_conn *conn = NULL;
+    rb_error err;
+    const char *prefix;
+    char *local_v = NULL, *global_v = NULL;
+    int code, rc;
+
+    cli_common_init(&common);
+    param = arg_str1(NULL, "param", "P", PARAM_HELP);
+    worker = arg_str1(NULL, "worker", "W", WORKER_HELP);
+    by = arg_str0(NULL, "by", "D", "increment, e.g. 1, -2 or 0.5 "
+                  "(default 1)");
+    end = arg_end(10);
+    by->sval[0] = "1";
+    {
+        void *table[3 + CLI_COMMON_COUNT + 1] = { param, worker, by };
+
+        table[3 + cli_common_table(&common, table + 3)] = end;
+
+        code = cli_parse(argc, argv, table, end, &common, argv[0],
+            "Add D (default 1) to parameter P's global value, reading "
+            "worker W's\nlocal copy in the same atomic step; prints 'local "
+            "L global G'. An integer\nstep on an integer value is exact "
+            "64-bit arithmetic and an overflow is an\nerror (exit 1, "
+            "nothing changed); a step or value with a fraction adds as\n"
+            "a float. A call retried after a lost reply adds exactly once.");
+        if (code < 0 &&
+            (code = param_open(&common, param->sval[0], worker->sval[0],
+                               by->sval[0], "--by", &prefix, &conn)) < 0) {
+            rc = rb_param_train(&local_v, &global_v, conn, prefix,
+                                param->sval[0], worker->sval[0], by->sval[0],
+                                0, &err);
+            if (rc == RB_OK && cli_out_json()) {
+                cli_json_knum(cli_out_json(), "local", local_v);
+                cli_json_knum(cli_out_json(), "value", global_v);
+            } else if (rc == RB_OK) {
+                printf("local %s global %s\n", local_v, global_v);
+            }
+            code = param_done(rc, &err);
+        }
+        free(local_v);
+        free(global_v);
+        rb_conn_free(conn);
+        arg_freetable(table, sizeof(table) / sizeof(table[0]));
+    }
+    return code;
+}
+
+int cmd_get(int argc, char **argv)
+{
+    cli_common common;
+    struct arg_str *param;
+    struct arg_end *end;
+    rb_conn *conn = NULL;
+    rb_error err;
+    const char *prefix;
+    char *value = NULL;
+    int code, rc;
+
+    cli_common_init(&common);
+    param = arg_str1(NULL, "param", "P", PARAM_HELP);
+    end = arg_end(10);
+    {
+        void *table[1 + CLI_COMMON_COUNT + 1] = { param };
+
+        table[1 + cli_common_table(&common, table + 1)] = end;
+
+        code = cli_parse(argc, argv, table, end, &common, argv[0],
+            "Print parameter P's global value (0 when never set), whole, "
+            "whatever its\nlength.");
+        if (code < 0 &&
+            (code = param_open(&common, param->sval[0], NULL, NULL, NULL,
+                               &prefix, &conn)) < 0) {
+            rc = rb_param_get(&value, conn, prefix, param->sval[0], &err);
+            if (rc == RB_OK && cli_out_json())
+                cli_json_knum(cli_out_json(), "value", value);
+            else if (rc == RB_OK)
+                printf("%s\n", value);
+            code = param_done(rc, &err);
+        }
+        free(value);
+        rb_conn_free(conn);
+        arg_freetable(table, sizeof(table) / sizeof(table[0]));
+    }
+    return code;
+}
+
+int cmd_set(int argc, char **argv)
+{
+    cli_common common;
+    struct arg_str *param, *value;
+    struct arg_end *end;
+    rb_conn *conn = NULL;
+    rb_error err;
+    const char *prefix;
+    int code, rc;
+
+    cli_common_init(&common);
+    param = arg_str1(NULL, "param", "P", PARAM_HELP);
+    value = arg_str1(NULL, "value", "V", "new global value, a decimal "
+                     "number (e.g. 0, -3, 2.5)");
+    end = arg_end(10);
+    {
+        void *table[2 + CLI_COMMON_COUNT + 1] = { param, value };
+
+        table[2 + cli_common_table(&common, table + 2)] = end;
+
+        code = cli_parse(argc, argv, table, end, &common, argv[0],
+            "Set parameter P's global value to V (a decimal number).");
+        if (code < 0 &&
+            (code = param_open(&common, param->sval[0], NULL, value->sval[0],
+                               "--value", &prefix, &conn)) < 0) {
+            rc = rb_param_set(conn, prefix, param->sval[0], value->sval[0],
+                              0, &err);
+            cli_json_knum(cli_out_json(), "value", value->sval[0]);
+            code = param_done(rc, &err);
+        }
+        rb_conn_free(conn);
+        arg_freetable(table, sizeof(table) / sizeof(table[0]));
+    }
+    return code;
+}

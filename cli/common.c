@@ -141,6 +141,22 @@ void cli_say(const char *msg)
         free(line);
 }
 
+int cli_fail_as(int code, const char *who, const char *reason)
+{
+    char stack[2048], *line = stack;
+    size_t need = strlen(who) + strlen(reason) + 3;
+
+    if (need > sizeof(stack) && (line = malloc(need)) == NULL)
+        line = stack;
+    snprintf(line, line == stack ? sizeof(stack) : need, "%s: %s", who,
+             reason);
+    cli_say(line);
+    cli_done(code, reason);
+    if (line != stack)
+        free(line);
+    return code;
+}
+
 int cli_fail(int code, const char *fmt, ...)
 {
     char stack[2048], *msg = stack;

@@ -145,6 +145,17 @@ unsigned rb_key__slot(const char *key, size_t len);
 /* 1 when all count keys hash to one slot (a script may touch only one). */
 int rb_key__same_slot(const char *const *keys, int count);
 
+/* ---- reply decoders of rb_param.c (pure; unit-tested with hostile
+ * replies) ---- */
+
+/* A value reply (string, integer, nil = "0") into a malloc'd string.
+ * @return RB_OK, RB_EPROTO (what names the command), RB_ENOMEM */
+int rb_param__decode_value(char **out, const redisReply *r, const char *what,
+                           rb_error *err);
+/* train's {local, global} reply. */
+int rb_param__decode_train(char **local_out, char **global_out,
+                           const redisReply *r, rb_error *err);
+
 /* Test builds: whether `point` is armed, consuming one firing. */
 int rb_fault__fire(rb_fault_point point);
 

@@ -7,6 +7,7 @@
 #include "fmacros.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rb_script.h"
@@ -27,26 +28,81 @@ static int param_keys(char *global, char *localk, char *traink,
                          worker, err);
 }
 
-static int copy_str(const redisReply *r, char *out, size_t outlen,
-                    rb_error *err)
+static const char *type_name(int type)
 {
-    if (r->type == REDIS_REPLY_STRING) {
-        snprintf(out, outlen, "%s", r->str);
-        return RB_OK;
+    switch (type) {
+    case REDIS_REPLY_STRING: return "a string";
+    case REDIS_REPLY_ARRAY: return "an array";
+    case REDIS_REPLY_INTEGER: return "an integer";
+    case REDIS_REPLY_NIL: return "nil";
+    case REDIS_REPLY_STATUS: return "a status";
+    case REDIS_REPLY_ERROR: return "an error";
+    default: return "an unknown type";
     }
-    if (r->type == REDIS_REPLY_INTEGER) {
-        snprintf(out, outlen, "%lld", r->integer);
-        return RB_OK;
-    }
-    if (r->type == REDIS_REPLY_NIL) {
-        snprintf(out, outlen, "0");
-        return RB_OK;
-    }
-    return rb_error__set(err, RB_EPROTO, "unexpected reply type %d", r->type);
 }
 
-int rb_param_sync(rb_conn *c, const char *prefix, const char *param,
-                  const char *worker, long ttl_s, char *out, size_t outlen,
+int rb_param__decode_value(char **out, const redisReply *r, const char *what,
+                           rb_error *err)
+{
+    char num[24];
+    const char *text = num;
+    size_t len;
+
+    *out = NULL;
+    if (r == NULL)
+        return rb_error__set(err, RB_EPROTO, "%s: no reply", what);
+    if (r->type == REDIS_REPLY_STRING) {
+        /* The value goes out whole, or not at all: a NUL inside would cut
+         * it silently wherever it is printed. */
+        if (r->str == NULL || memchr(r->str, '\0', r->len) != NULL)
+            return rb_error__set(err, RB_EPROTO, "%s: the value holds a NUL "
+                                 "byte", what);
+        text = r->str;
+        len = r->len;
+    } else if (r->type == REDIS_REPLY_INTEGER) {
+        len = (size_t)snprintf(num, sizeof(num), "%lld", r->integer);
+    } else if (r->type == REDIS_REPLY_NIL) {
+        len = (size_t)snprintf(num, sizeof(num), "0");
+    } else {
+        return rb_error__set(err, RB_EPROTO, "%s: unexpected reply (%s)",
+                             what, type_name(r->type));
+    }
+    if ((*out = malloc(len + 1)) == NULL)
+        return rb_error__set(err, RB_ENOMEM, "out of memory");
+    memcpy(*out, text, len);
+    (*out)[len] = '\0';
+    return RB_OK;
+}
+
+int rb_param__decode_train(char **local_out, char **global_out,
+                           const redisReply *r, rb_error *err)
+{
+    int rc;
+
+    *local_out = *global_out = NULL;
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 2)
+        return rb_error__set(err, RB_EPROTO, "train: unexpected reply (%s%s)",
+                             r ? type_name(r->type) : "none",
+                             r && r->type == REDIS_REPLY_ARRAY
+                                 ? " not of 2 elements" : "");
+    /* Both values as the script returns them: strings, never nil. */
+    if (r->element[0]->type == REDIS_REPLY_NIL ||
+        r->element[1]->type == REDIS_REPLY_NIL)
+        return rb_error__set(err, RB_EPROTO, "train: unexpected reply (nil "
+                             "value)");
+    if ((rc = rb_param__decode_value(local_out, r->element[0], "train",
+                                     err)) != RB_OK)
+        return rc;
+    if ((rc = rb_param__decode_value(global_out, r->element[1], "train",
+                                     err)) != RB_OK) {
+        free(*local_out);
+        *local_out = NULL;
+    }
+    return rc;
+}
+
+int rb_param_sync(char **out, rb_conn *c, const char *prefix,
+                  const char *param, const char *worker, long ttl_s,
                   rb_error *err)
 {
     rb_error local;
@@ -62,6 +118,7 @@ int rb_param_sync(rb_conn *c, const char *prefix, const char *param,
 
     if (err == NULL)
         err = &local;
+    *out = NULL;
     rc = param_keys(global, localk, traink, prefix, param, worker, err);
     if (rc != RB_OK)
         return rc;
@@ -69,15 +126,14 @@ int rb_param_sync(rb_conn *c, const char *prefix, const char *param,
     rc = rb_script__run(c, RB_SCRIPT_SYNC, keys, args, 1, &call, &r, err);
     if (rc != RB_OK)
         return rc;
-    rc = copy_str(r, out, outlen, err);
+    rc = rb_param__decode_value(out, r, "sync", err);
     freeReplyObject(r);
     return rc;
 }
 
-int rb_param_train(rb_conn *c, const char *prefix, const char *param,
-                   const char *worker, const char *by, long ttl_s,
-                   char *local_out, char *global_out, size_t outlen,
-                   rb_error *err)
+int rb_param_train(char **local_out, char **global_out, rb_conn *c,
+                   const char *prefix, const char *param, const char *worker,
+                   const char *by, long ttl_s, rb_error *err)
 {
     rb_error local;
     char global[RB_KEY_MAX], localk[RB_KEY_MAX], traink[RB_KEY_MAX];
@@ -94,6 +150,7 @@ int rb_param_train(rb_conn *c, const char *prefix, const char *param,
 
     if (err == NULL)
         err = &local;
+    *local_out = *global_out = NULL;
     if ((rc = rb_check_number(by, "increment", &is_float, err)) != RB_OK)
         return rc;
     rc = param_keys(global, localk, traink, prefix, param, worker, err);
@@ -108,19 +165,13 @@ int rb_param_train(rb_conn *c, const char *prefix, const char *param,
     rc = rb_script__run(c, RB_SCRIPT_TRAIN, keys, args, 4, &call, &r, err);
     if (rc != RB_OK)
         return rc;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2) {
-        freeReplyObject(r);
-        return rb_error__set(err, RB_EPROTO, "bad train reply");
-    }
-    rc = copy_str(r->element[0], local_out, outlen, err);
-    if (rc == RB_OK)
-        rc = copy_str(r->element[1], global_out, outlen, err);
+    rc = rb_param__decode_train(local_out, global_out, r, err);
     freeReplyObject(r);
     return rc;
 }
 
-int rb_param_get(rb_conn *c, const char *prefix, const char *param,
-                 char *out, size_t outlen, rb_error *err)
+int rb_param_get(char **out, rb_conn *c, const char *prefix,
+                 const char *param, rb_error *err)
 {
     rb_error local;
     char global[RB_KEY_MAX];
@@ -135,6 +186,7 @@ int rb_param_get(rb_conn *c, const char *prefix, const char *param,
 
     if (err == NULL)
         err = &local;
+    *out = NULL;
     rc = param_keys(global, NULL, NULL, prefix, param, NULL, err);
     if (rc != RB_OK)
         return rc;
@@ -143,11 +195,10 @@ int rb_param_get(rb_conn *c, const char *prefix, const char *param,
     rc = rb_conn__call(c, 2, argv, lens, &call, &r, err);
     if (rc != RB_OK)
         return rc;
-    rc = copy_str(r, out, outlen, err);
+    rc = rb_param__decode_value(out, r, "get", err);
     freeReplyObject(r);
     return rc;
 }
-
 int rb_param_set(rb_conn *c, const char *prefix, const char *param,
                  const char *value, long ttl_s, rb_error *err)
 {

@@ -56,25 +56,11 @@ wait_arrived() { wait_until "${3:-20}" _arrived_is "$1" "$2"; }
 _arrived_is() { [ "$(arrived "$1")" = "$2" ]; }
 
 # demo_lines_check FILE WORKERS ITERS: "ok", or what is wrong with the
-# demo worker lines in FILE: globals 1..N*I each once, local = N*k on each
-# worker's k-th line (lines not starting with "worker" are ignored).
+# demo worker lines in FILE (globals 1..N*I each once, local = N*k on each
+# worker's k-th line; lines not starting with "worker" are ignored). The
+# check is the demo's own (`rbarrier demo --check`): one format, one home.
 demo_lines_check() {
-    awk -v n="$2" -v iters="$3" '
-        function bad(m) { if (!err) err = m }
-        /^worker/ {
-            w = $2 + 0; l = $4 + 0; g = $6 + 0; lines++
-            if ($0 != sprintf("worker %2d, local_param %2d global_param %2d", w, l, g) ||
-                w < 0 || w >= n) { bad("malformed line: " $0); next }
-            if (l != n * k[w]) bad("worker " w " line " k[w] + 0 ": local " l ", expected " n * k[w])
-            k[w]++
-            if (g < 1 || g > n * iters) bad("global " g " out of 1.." n * iters)
-            else if (seen[g]++) bad("global " g " printed twice")
-        }
-        END {
-            if (lines != n * iters) bad(lines + 0 " worker lines, expected " n * iters)
-            for (w = 0; w < n; w++) if (k[w] != iters) bad("worker " w ": " k[w] + 0 " lines, expected " iters)
-            print err ? err : "ok"
-        }' "$1"
+    $RBARRIER demo --check "$1" --workers "$2" --iters "$3" 2>&1
 }
 
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }

@@ -304,21 +304,27 @@ int rb_barrier_reset(rb_conn *c, const char *prefix, const char *name,
 int rb_check_number(const char *text, const char *what, int *is_float,
                     rb_error *err);
 
-/* local copy := global; the copied value goes to out (NUL-terminated). */
-int rb_param_sync(rb_conn *c, const char *prefix, const char *param,
-                  const char *worker, long ttl_s, char *out, size_t outlen,
+/* Values come back whole, of any length, in memory the caller frees with
+ * free(): a value is never cut to fit a buffer. A value holding a NUL byte
+ * (stored by another client) is refused with RB_EPROTO. */
+
+/* local copy := global; *out is the value copied ("0" when never set). */
+int rb_param_sync(char **out, rb_conn *c, const char *prefix,
+                  const char *param, const char *worker, long ttl_s,
                   rb_error *err);
 
 /* global += by, exactly once even when retried after a lost reply; returns
- * the local copy as read and the global value after the increment. */
-int rb_param_train(rb_conn *c, const char *prefix, const char *param,
-                   const char *worker, const char *by, long ttl_s,
-                   char *local_out, char *global_out, size_t outlen,
-                   rb_error *err);
+ * the local copy as read and the global value after the increment. An
+ * integer step on an integer value is exact int64 arithmetic (INCRBY) and
+ * overflow is an error (RB_EREDIS, nothing changed); floats (INCRBYFLOAT)
+ * only when the step or the value has a fraction. */
+int rb_param_train(char **local_out, char **global_out, rb_conn *c,
+                   const char *prefix, const char *param, const char *worker,
+                   const char *by, long ttl_s, rb_error *err);
 
 /* The global value ("0" when never set). */
-int rb_param_get(rb_conn *c, const char *prefix, const char *param,
-                 char *out, size_t outlen, rb_error *err);
+int rb_param_get(char **out, rb_conn *c, const char *prefix,
+                 const char *param, rb_error *err);
 int rb_param_set(rb_conn *c, const char *prefix, const char *param,
                  const char *value, long ttl_s, rb_error *err);
 

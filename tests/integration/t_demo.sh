@@ -97,3 +97,56 @@ expect_eq "train --json" "{\"param\":\"$p\",\"id\":\"w1\",\"local\":41,\"value\"
     "$(rb train --param "$p" --worker w1 --json)"
 expect_eq "train --json --by 0.5" "{\"param\":\"$p\",\"id\":\"w1\",\"local\":41,\"value\":42.5,\"outcome\":\"ok\",\"exit\":0}" \
     "$(rb train --param "$p" --worker w1 --by 0.5 --json)"
+
+# 4. A value of any length goes through whole (a 301-byte value stored by
+#    another client used to print as 63 bytes, exit 0).
+p=$(fresh long)
+long=$(head -c 301 /dev/zero | tr '\0' 'v')
+rcli SET "rb:{param:$p}" "$long" > /dev/null
+expect_eq "get of a 301-byte value prints all of it" "$long" "$(rb get --param "$p")"
+expect_eq "sync of it copies all of it" "$long" "$(rb sync --param "$p" --worker w0)"
+expect_eq "get --json of it holds all of it" "{\"param\":\"$p\",\"value\":\"$long\",\"outcome\":\"ok\",\"exit\":0}" \
+    "$(rb get --param "$p" --json)"
+
+# 5. demo --check: the demo's own checker over lines printed elsewhere.
+printf 'worker  0, local_param  0 global_param  1\nworker  1, local_param  0 global_param  2\n' \
+    > "$RB_TEST_TMP/check.ok"
+expect_eq "demo --check of a good run" ok "$(rb demo --check "$RB_TEST_TMP/check.ok" --workers 2 --iters 1)"
+printf 'worker  0, local_param  0 global_param  1\nworker  1, local_param  0 global_param  1\n' \
+    > "$RB_TEST_TMP/check.dup"
+out=$(rb demo --check "$RB_TEST_TMP/check.dup" --workers 2 --iters 1)
+expect_eq "demo --check finds a lost update (exit 1)" "1 global 1 printed twice" "$? $out"
+out=$(printf 'worker 0, local_param 0 global_param 1\n' | rb demo --check - --workers 1 --iters 1)
+expect_eq "demo --check: only the exact format is a line" "1 malformed line: worker 0, local_param 0 global_param 1" "$? $out"
+
+# 6. A demo killed with SIGKILL takes its workers and its private
+#    redis-server along, and its temporary directory goes. The workers get
+#    the URL in their environment, never in argv (where ps shows it).
+mkdir -p "$RB_TEST_TMP/k9"
+out=$RB_TEST_TMP/demo-k9.out
+env -u RBARRIER_URL TMPDIR="$RB_TEST_TMP/k9" $RBARRIER demo --workers 3 --iters 100000 \
+    > "$out" 2> "$RB_TEST_TMP/demo-k9.err" &
+demo=$!
+has_lines() { [ "$(grep -c '^worker' "$out")" -ge 6 ]; }
+if wait_until 20 has_lines; then
+    server=$(sed -n 's/^# private redis-server (pid \([0-9]*\)) on .*/\1/p' "$out")
+    # The demo runs under valgrind in some builds: its workers are the
+    # processes whose argv holds "worker --worker".
+    workers=$(pgrep -f -- "worker --worker [0-2] --workers 3 --iters 100000" | tr '\n' ' ')
+    expect_eq "three workers run" 3 "$(wc -w <<<"$workers")"
+    leaked=""
+    for w in $workers; do
+        tr '\0' '\n' < "/proc/$w/cmdline" | grep -q -e '^--url' -e '^unix:' -e '^redis' && leaked="$leaked $w"
+        tr '\0' '\n' < "/proc/$w/environ" | grep -q '^RBARRIER_URL=unix://' || leaked="$leaked $w(env)"
+    done
+    expect_eq "no worker has the URL in argv; each has it in its environment" "" "$leaked"
+    kill -9 "$demo"
+    wait "$demo" 2>/dev/null
+    all_gone() { local p; for p in $server $workers; do pid_gone "$p" || return 1; done; }
+    check "after kill -9 of demo: its workers and redis-server (pid $server) exit" wait_until 10 all_gone
+    dir_empty() { [ -z "$(ls -A "$RB_TEST_TMP/k9")" ]; }
+    check "after kill -9 of demo: its temporary directory is removed" wait_until 10 dir_empty
+else
+    not_ok "the demo to be killed printed no lines: $(head -c 300 "$RB_TEST_TMP/demo-k9.err")"
+    kill -9 "$demo" 2>/dev/null
+fi
