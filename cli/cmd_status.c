@@ -134,9 +134,8 @@ int cmd_reset(int argc, char **argv)
     void *table[1 + CLI_COMMON_COUNT + 1];
     rb_conn *conn = NULL;
     rb_error err;
+    rb_reset_result rr;
     const char *prefix = "rb";
-    long long gen = 0;
-    long members = 0;
     int code, rc;
 
     cli_common_init(&common);
@@ -154,20 +153,24 @@ int cmd_reset(int argc, char **argv)
     code = open_from(&common, name, &prefix, &conn);
     if (code >= 0)
         goto out;
-    rc = rb_barrier_reset(conn, prefix, name->sval[0], 0, &gen, &members,
-                          &err);
+    rc = rb_barrier_reset(conn, prefix, name->sval[0], 0, &rr, &err);
     code = cli_exit_code(rc, cli_signal());
     if (rc != RB_OK) {
         cli_fail(code, "%s", err.msg);
     } else if (cli_out_json()) {
-        cli_json_kint(cli_out_json(), "gen", gen);
-        cli_json_kint(cli_out_json(), "arrived", members);
+        cli_json_kint(cli_out_json(), "gen", rr.gen);
+        cli_json_kint(cli_out_json(), "arrived", rr.members);
+        cli_json_kstr(cli_out_json(), "removed", rr.removed);
         cli_done(code, NULL);
-    } else if (gen == 0) {
-        printf("%s: no such barrier; nothing to reset\n", name->sval[0]);
     } else {
-        printf("%s: round %lld broken (%ld arrived)\n", name->sval[0], gen,
-               members);
+        if (rr.removed[0])
+            printf("%s: removed damaged state (wrong type): %s\n",
+                   name->sval[0], rr.removed);
+        if (rr.gen == 0 && !rr.removed[0])
+            printf("%s: no such barrier; nothing to reset\n", name->sval[0]);
+        else if (rr.gen != 0)
+            printf("%s: round %lld broken (%ld arrived)\n", name->sval[0],
+                   rr.gen, rr.members);
     }
 out:
     rb_conn_free(conn);

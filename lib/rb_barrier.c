@@ -134,6 +134,12 @@ static int script_failed(const char *name, int rc, rb_error *err)
                              "holds a value of the wrong type (not written "
                              "by rbarrier?); a reset of the barrier "
                              "removes it", name);
+    if (rc == RB_EREDIS && strncmp(err->msg, "ERR damaged ", 12) == 0) {
+        char msg[sizeof(err->msg)];
+
+        snprintf(msg, sizeof(msg), "%s", err->msg + 4);
+        return rb_error__set(err, RB_EREDIS, "%s: %s", name, msg);
+    }
     return rc;
 }
 
@@ -735,8 +741,7 @@ void rb_status_clear(rb_status *st)
 }
 
 int rb_barrier_reset(rb_conn *c, const char *prefix, const char *name,
-                     long ttl_s, long long *broken_gen, long *members,
-                     rb_error *err)
+                     long ttl_s, rb_reset_result *out, rb_error *err)
 {
     rb_error local;
     char base[RB_KEY_MAX], nonce_key[RB_KEY_MAX], linger[24], ttl[24];
@@ -746,10 +751,13 @@ int rb_barrier_reset(rb_conn *c, const char *prefix, const char *name,
     redisReply *r = NULL;
     rb_reset_reply rs;
     long t = ttl_s > 0 ? ttl_s : 86400;
+    size_t i, used = 0;
     int rc;
 
     if (err == NULL)
         err = &local;
+    if (out)
+        memset(out, 0, sizeof(*out));
     if ((rc = rb_check_name(name, "barrier name", err)) != RB_OK)
         return rc;
     if ((rc = rb_key__barrier(base, sizeof(base), prefix, name, err)) ||
@@ -762,12 +770,27 @@ int rb_barrier_reset(rb_conn *c, const char *prefix, const char *name,
     if (rc != RB_OK)
         return rc;
     rc = rb_reply__reset(r, &rs);
-    freeReplyObject(r);
-    if (rc != RB_OK)
+    if (rc != RB_OK) {
+        freeReplyObject(r);
         return rb_error__set(err, RB_EPROTO, "%s: bad reset reply", name);
-    if (broken_gen)
-        *broken_gen = rs.gen;
-    if (members)
-        *members = rs.members;
+    }
+    if (out) {
+        out->gen = rs.gen;
+        out->members = rs.members;
+        for (i = 0; i < rs.removed_count; i++) {
+            int w = snprintf(out->removed + used, sizeof(out->removed) - used,
+                             "%s%s", i ? ", " : "", rs.removed[i]->str);
+
+            if (w < 0 || (size_t)w >= sizeof(out->removed) - used) {
+                /* Say there was more rather than cut a key name. */
+                snprintf(out->removed + (used < sizeof(out->removed) - 6
+                                             ? used : sizeof(out->removed) - 6),
+                         6, ", ...");
+                break;
+            }
+            used += (size_t)w;
+        }
+    }
+    freeReplyObject(r);
     return RB_OK;
 }

@@ -43,12 +43,20 @@ int rb_script__run(rb_conn *c, rb_script_id id, const char *const *keys,
         lens[i] = strlen(argv[i]);
 
     rc = rb_conn__call(c, argc, argv, lens, call, out, err);
-    if (rc != RB_EREDIS || strncmp(err->msg, "NOSCRIPT", 8) != 0)
-        return rc;
+    if (rc == RB_EREDIS && strncmp(err->msg, "NOSCRIPT", 8) == 0) {
+        argv[0] = "EVAL";
+        lens[0] = 4;
+        argv[1] = s->source;
+        lens[1] = s->length;
+        rc = rb_conn__call(c, argc, argv, lens, call, out, err);
+    }
+    if (rc == RB_EREDIS) {
+        /* An error a script raised ends in " script: <sha>, on
+         * @user_script:<line>.": where, not what; keep the what. */
+        char *tail = strstr(err->msg, " script: ");
 
-    argv[0] = "EVAL";
-    lens[0] = 4;
-    argv[1] = s->source;
-    lens[1] = s->length;
-    return rb_conn__call(c, argc, argv, lens, call, out, err);
+        if (tail && strstr(tail, "@user_script"))
+            *tail = '\0';
+    }
+    return rc;
 }

@@ -79,7 +79,12 @@ end
 
 local now = now_ms()
 local state = redis.call('HMGET', base, 'gen', 'n')
-local gen = tonumber(state[1] or '1') or 1
+if (state[1] and not string.match(state[1], '^%d+$')) or
+   (state[2] and not string.match(state[2], '^%d+$')) then
+  error({err = 'ERR damaged barrier state in ' .. base ..
+               ' (a reset repairs it)'})
+end
+local gen = tonumber(state[1] or '1')
 local open_n = state[2]
 local inkey, outkey = round_key(base, gen, 'in'), round_key(base, gen, 'out')
 

@@ -1,5 +1,8 @@
 -- reset: break the open round of a barrier with 'broken reset' and forget
--- its party count, so the next arrival starts a fresh round with any n.
+-- its party count, so the next arrival starts a fresh round with any n;
+-- and bring damaged state back to a usable one: any key of the barrier
+-- holding the wrong type of value (a bug, or another client) is deleted
+-- and named in the reply.
 --
 -- Atomic so that no arrival can complete the round while it is being broken.
 --
@@ -8,11 +11,16 @@
 -- ARGV[1]  linger of ended rounds in seconds (integer >= 1)
 -- ARGV[2]  ttl of idle state in seconds (integer >= 1)
 --
--- Returns {gen, members}: the generation that was broken and how many
--- parties were in it (0 when the barrier was idle or unknown).
+-- Returns {gen, members, removed...}: the generation that was broken, how
+-- many parties were in it (0 and 0 when the barrier was idle or unknown),
+-- then the names of the keys (or 'KEY gen' for a hash field) removed as
+-- damaged. After a damaged base key the barrier goes on at a generation
+-- taken from the server's clock, so that no old round's keys (which
+-- expire on their own) can be mistaken for the new round's.
 -- A bad argument is an error reply, and nothing is written.
 
 --- @include "includes/args.lua"
+--- @include "includes/time.lua"
 --- @include "includes/keys.lua"
 --- @include "includes/round.lua"
 
@@ -23,16 +31,55 @@ end
 local linger = int_arg(1, 'linger', 1, 1e9)
 local ttl = int_arg(2, 'ttl', 1, 1e9)
 
-local gen = tonumber(redis.call('HGET', base, 'gen') or '0')
-if gen == 0 then return {0, 0} end
-local inkey, outkey = round_key(base, gen, 'in'), round_key(base, gen, 'out')
-local members = redis.call('ZCARD', inkey)
-if not redis.call('LINDEX', outkey, 0) then
-  break_round(base, gen, inkey, outkey, 'reset', linger)
-else
-  redis.call('EXPIRE', inkey, linger)
-  redis.call('HSET', base, 'gen', gen + 1)
-  redis.call('HDEL', base, 'n')
+local removed = {}
+-- Delete key unless it is absent or of the type the protocol gives it.
+local function repair(key, want)
+  local t = redis.call('TYPE', key)['ok']
+  if t ~= 'none' and t ~= want then
+    redis.call('DEL', key)
+    removed[#removed + 1] = key
+    return true
+  end
+  return false
 end
-redis.call('EXPIRE', base, ttl)
-return {gen, members}
+
+local fresh = repair(base, 'hash')
+repair(nonces, 'hash')
+local gen = redis.call('HGET', base, 'gen')
+if gen and not string.match(gen, '^%d+$') then
+  redis.call('HDEL', base, 'gen', 'n')
+  removed[#removed + 1] = base .. ' gen'
+  gen, fresh = nil, true
+end
+local n = redis.call('HGET', base, 'n')
+if n and not string.match(n, '^%d+$') then
+  redis.call('HDEL', base, 'n')
+  removed[#removed + 1] = base .. ' n'
+end
+gen = tonumber(gen or '0')
+
+local members = 0
+if gen > 0 then
+  local inkey = round_key(base, gen, 'in')
+  local outkey = round_key(base, gen, 'out')
+  repair(inkey, 'zset')
+  repair(outkey, 'list')
+  repair(round_key(base, gen, 'val'), 'list')
+  repair(round_key(base, gen, 'run'), 'string')
+  if gen > 1 then repair(round_key(base, gen - 1, 'out'), 'list') end
+  members = redis.call('ZCARD', inkey)
+  if not redis.call('LINDEX', outkey, 0) then
+    break_round(base, gen, inkey, outkey, 'reset', linger)
+  else
+    redis.call('EXPIRE', inkey, linger)
+    redis.call('HSET', base, 'gen', gen + 1)
+    redis.call('HDEL', base, 'n')
+  end
+  redis.call('EXPIRE', base, ttl)
+elseif fresh then
+  redis.call('HSET', base, 'gen', now_ms())
+  redis.call('EXPIRE', base, ttl)
+end
+local res = {gen, members}
+for _, k in ipairs(removed) do res[#res + 1] = k end
+return res

@@ -18,8 +18,8 @@
 --- @include "includes/keys.lua"
 
 local base = KEYS[1]
-local gen = tonumber(redis.call('HGET', base, 'gen') or '0')
-local n = tonumber(redis.call('HGET', base, 'n') or '0')
+local gen = tonumber(redis.call('HGET', base, 'gen') or '0') or 0
+local n = tonumber(redis.call('HGET', base, 'n') or '0') or 0
 local now = now_ms()
 local last = ''
 if gen > 1 then

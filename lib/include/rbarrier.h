@@ -290,11 +290,20 @@ int rb_barrier_status(rb_conn *c, const char *prefix, const char *name,
                       rb_status *out, rb_error *err);
 void rb_status_clear(rb_status *st);
 
-/* Break the open round with "broken reset" and forget its n.
- * @param[out] broken_gen  the generation broken (0: barrier unknown) */
+typedef struct rb_reset_result {
+    long long gen;        /* the generation broken (0: nothing was open) */
+    long members;         /* parties that were in it */
+    char removed[1024];   /* keys (or "KEY field") of the wrong type or
+                             content that were deleted as damaged,
+                             comma-separated; "" when none */
+} rb_reset_result;
+
+/* Break the open round with "broken reset" and forget its n; delete any
+ * key of the barrier that holds the wrong type of value, so that the
+ * barrier is usable again whatever happened to it.
+ * @param[out] out  may be NULL */
 int rb_barrier_reset(rb_conn *c, const char *prefix, const char *name,
-                     long ttl_s, long long *broken_gen, long *members,
-                     rb_error *err);
+                     long ttl_s, rb_reset_result *out, rb_error *err);
 
 /* ---- parameters (the seed's global and local values) -------------------- */
 
