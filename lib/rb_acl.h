@@ -14,7 +14,8 @@
 #define RB_ACL_COMMANDS                                                      \
     "+evalsha +eval +get +blmove +brpoplpush +client|setname +ping "        \
     "+expire +hdel +hget +hmget +hset +incrby +incrbyfloat +lindex "        \
-    "+rpush +set +time +zadd +zcard +zrange +zrangebyscore +zscore"
+    "+lrange +rpush +set +time +type +del +zadd +zcard +zrange "            \
+    "+zrangebyscore +zscore"
 
 /* When reply is an ACL refusal (NOPERM, or a script's call refused), fill
  * err with one line naming what to grant: the command (+cmd), or the key
