@@ -52,8 +52,9 @@ int rb_check_id(const char *id, const char *what, rb_error *err)
 int rb_check_number(const char *text, const char *what, int *is_float,
                     rb_error *err)
 {
-    const char *p = text;
+    const char *p = text, *int_start;
     int digits = 0, dots = 0;
+    size_t int_len;
 
     if (text == NULL || text[0] == '\0')
         return rb_error__set(err, RB_EINVAL, "%s must not be empty", what);
@@ -62,6 +63,7 @@ int rb_check_number(const char *text, const char *what, int *is_float,
                              what, text);
     if (*p == '-')
         p++;
+    int_start = p;
     for (; *p; p++) {
         if (*p >= '0' && *p <= '9')
             digits++;
@@ -76,6 +78,23 @@ int rb_check_number(const char *text, const char *what, int *is_float,
     if (digits == 0)
         return rb_error__set(err, RB_EINVAL,
                              "%s '%s' is not a decimal number", what, text);
+    int_len = strcspn(int_start, ".");
+    /* One spelling per number: Redis' INCRBY refuses 007 and -0, and a
+     * value printed back must be the value stored. */
+    if ((int_len > 1 && int_start[0] == '0') ||
+        (int_start != text && dots == 0 && strcmp(int_start, "0") == 0))
+        return rb_error__set(err, RB_EINVAL, "%s '%s' is not a decimal "
+                             "number in canonical form (no leading zero, "
+                             "no -0)", what, text);
+    /* Integers are exact 64-bit values; past that range no step on them
+     * could be exact. */
+    if (dots == 0 && (int_len > 19 ||
+                      (int_len == 19 &&
+                       strcmp(int_start, int_start == text
+                                             ? "9223372036854775807"
+                                             : "9223372036854775808") > 0)))
+        return rb_error__set(err, RB_EINVAL, "%s '%s' is outside the 64-bit "
+                             "integer range", what, text);
     if (is_float)
         *is_float = dots > 0;
     return RB_OK;

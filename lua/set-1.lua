@@ -4,10 +4,15 @@
 -- through the protocol's scripts and INCR-family commands only.
 --
 -- KEYS[1]  the global value, rb:{param:NAME}
--- ARGV[1]  the value, a decimal number as text (validated by the caller)
+-- ARGV[1]  the value, a decimal number as text (includes/number.lua)
 -- ARGV[2]  ttl in seconds (integer >= 1)
 --
 -- Returns 'OK'.
 
-redis.call('SET', KEYS[1], ARGV[1], 'EX', tonumber(ARGV[2]))
+--- @include "includes/args.lua"
+--- @include "includes/number.lua"
+
+local value = dec_arg(1, 'value')
+local ttl = int_arg(2, 'ttl', 1, 1e9)
+redis.call('SET', KEYS[1], value, 'EX', ttl)
 return 'OK'

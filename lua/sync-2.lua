@@ -10,6 +10,10 @@
 --
 -- Returns the copied value as a string ('0' for a parameter never set).
 
+--- @include "includes/args.lua"
+
+local ttl = int_arg(1, 'ttl', 1, 1e9)
+-- The value as Redis holds it: a string, copied byte for byte.
 local value = redis.call('GET', KEYS[1]) or '0'
-redis.call('SET', KEYS[2], value, 'EX', tonumber(ARGV[1]))
+redis.call('SET', KEYS[2], value, 'EX', ttl)
 return value

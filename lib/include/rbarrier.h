@@ -308,8 +308,10 @@ int rb_barrier_reset(rb_conn *c, const char *prefix, const char *name,
 /* ---- parameters (the seed's global and local values) -------------------- */
 
 /* Check a decimal number for train --by / set --value: an optional '-',
- * digits, at most one '.', at most 40 bytes. *is_float is set to 1 when it
- * has a fraction part. @return RB_OK or RB_EINVAL */
+ * digits, at most one '.' with digits on both sides, at most 40 bytes, in
+ * canonical form (no leading zero, no -0); an integer must fit in 64 bits.
+ * *is_float is set to 1 when it has a fraction part.
+ * @return RB_OK or RB_EINVAL */
 int rb_check_number(const char *text, const char *what, int *is_float,
                     rb_error *err);
 

@@ -92,6 +92,30 @@ static void test_check_number(void **state)
     assert_int_equal(rb_check_number(
                          "12345678901234567890123456789012345678901", "by",
                          NULL, &err), RB_EINVAL);
+    /* one spelling per number */
+    assert_int_equal(rb_check_number("007", "by", NULL, &err), RB_EINVAL);
+    assert_non_null(strstr(err.msg, "canonical"));
+    assert_int_equal(rb_check_number("-0", "by", NULL, &err), RB_EINVAL);
+    assert_int_equal(rb_check_number("00.5", "by", NULL, &err), RB_EINVAL);
+    assert_int_equal(rb_check_number("0", "by", NULL, &err), RB_OK);
+    assert_int_equal(rb_check_number("-0.5", "by", NULL, &err), RB_OK);
+    assert_int_equal(rb_check_number("10.05", "by", NULL, &err), RB_OK);
+    /* integers are exact 64-bit values */
+    assert_int_equal(rb_check_number("9223372036854775807", "by", &is_float,
+                                     &err), RB_OK);
+    assert_int_equal(rb_check_number("-9223372036854775808", "by", NULL,
+                                     &err), RB_OK);
+    assert_int_equal(rb_check_number("9223372036854775808", "by", NULL,
+                                     &err), RB_EINVAL);
+    assert_non_null(strstr(err.msg, "64-bit"));
+    assert_int_equal(rb_check_number("-9223372036854775809", "by", NULL,
+                                     &err), RB_EINVAL);
+    assert_int_equal(rb_check_number("100000000000000000000", "by", NULL,
+                                     &err), RB_EINVAL);
+    /* a fraction may be long: INCRBYFLOAT's domain */
+    assert_int_equal(rb_check_number("100000000000000000000.5", "by",
+                                     &is_float, &err), RB_OK);
+    assert_int_equal(is_float, 1);
 }
 
 static void test_check_random_hex(void **state)
