@@ -173,6 +173,11 @@ const rb_tls_opts *cli_connopts_tls(const rb_url *url);
 void cli_connopts_name(void **table, const char *cmd);
 const char *cli_connopts_client_name(void);
 
+/* Check a barrier name, the prefix and the URL, then cli_open: -1 to go
+ * on, or the exit code after saying why not (status, reset). */
+int cli_open_barrier(const cli_common *common, const char *name,
+                     const char **prefix, rb_conn **conn);
+
 /* Prefix from --prefix (validated) or "rb". */
 int cli_prefix(const cli_common *common, const char **out, rb_error *err);
 

@@ -1,23 +1,10 @@
-/* rbarrier status / reset: look at or break a barrier's open round. */
+/* rbarrier status: look at a barrier's open round. */
 #include "../lib/fmacros.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
-
-static int open_from(cli_common *common, struct arg_str *name,
-                     const char **prefix, rb_conn **conn)
-{
-    rb_error err;
-    rb_url url;
-
-    if (rb_check_name(name->sval[0], "barrier name", &err) != RB_OK ||
-        cli_prefix(common, prefix, &err) != RB_OK ||
-        cli_url(common, &url, &err) != RB_OK)
-        return cli_fail(CLI_EXIT_USAGE, "%s", err.msg);
-    return cli_open(&url, conn);
-}
 
 /* "broken <reason>" -> outcome and reason, as --json gives every outcome. */
 static void json_outcome(cli_json *j, const char *text)
@@ -70,18 +57,28 @@ static void print_status(const char *name, const rb_status *st)
         printf("arrived       %zu/%ld\n", st->members_count, st->n);
     else
         printf("arrived       0 (idle)\n");
+    /* Ids and outcomes come from Redis, where any client may have written
+     * them: escaped, so none can move the terminal's cursor. */
     for (i = 0; i < st->members_count; i++) {
         long long left = st->members[i].lease_left_ms;
+        char id[4 * RB_NAME_MAX + 1];
 
+        cli_escape(id, sizeof(id), st->members[i].id);
         if (left >= 0)
-            printf("  %-30s lease left %lld.%03llds\n", st->members[i].id,
-                   left / 1000, left % 1000);
+            printf("  %-30s lease left %lld.%03llds\n", id, left / 1000,
+                   left % 1000);
         else
-            printf("  %-30s lease EXPIRED %lld.%03llds ago\n",
-                   st->members[i].id, -left / 1000, -left % 1000);
+            printf("  %-30s lease EXPIRED %lld.%03llds ago\n", id,
+                   -left / 1000, -left % 1000);
     }
-    printf("last outcome  %s\n",
-           st->last_outcome[0] ? st->last_outcome : "(none kept)");
+    {
+        char last[4 * sizeof(st->last_outcome)];
+
+        cli_escape(last, sizeof(last), st->last_outcome[0]
+                                           ? st->last_outcome
+                                           : "(none kept)");
+        printf("last outcome  %s\n", last);
+    }
 }
 
 int cmd_status(int argc, char **argv)
@@ -108,7 +105,7 @@ int cmd_status(int argc, char **argv)
     if (code >= 0)
         goto out;
     cli_json_kstr(cli_out_json(), "name", name->sval[0]);
-    code = open_from(&common, name, &prefix, &conn);
+    code = cli_open_barrier(&common, name->sval[0], &prefix, &conn);
     if (code >= 0)
         goto out;
     rc = rb_barrier_status(conn, prefix, name->sval[0], &st, &err);
@@ -121,58 +118,6 @@ int cmd_status(int argc, char **argv)
     }
 out:
     rb_status_clear(&st);
-    rb_conn_free(conn);
-    arg_freetable(table, sizeof(table) / sizeof(table[0]));
-    return code;
-}
-
-int cmd_reset(int argc, char **argv)
-{
-    cli_common common;
-    struct arg_str *name;
-    struct arg_end *end;
-    void *table[1 + CLI_COMMON_COUNT + 1];
-    rb_conn *conn = NULL;
-    rb_error err;
-    rb_reset_result rr;
-    const char *prefix = "rb";
-    int code, rc;
-
-    cli_common_init(&common);
-    name = arg_str1(NULL, "name", "NAME", "barrier name");
-    end = arg_end(10);
-    table[0] = name;
-    table[1 + cli_common_table(&common, table + 1)] = end;
-    code = cli_parse(argc, argv, table, end, &common, argv[0],
-                     "Break the barrier's open round with 'broken reset' "
-                     "(its waiters exit 3)\nand forget its party count, so "
-                     "the next round may use any --n.");
-    if (code >= 0)
-        goto out;
-    cli_json_kstr(cli_out_json(), "name", name->sval[0]);
-    code = open_from(&common, name, &prefix, &conn);
-    if (code >= 0)
-        goto out;
-    rc = rb_barrier_reset(conn, prefix, name->sval[0], 0, &rr, &err);
-    code = cli_exit_code(rc, cli_signal());
-    if (rc != RB_OK) {
-        cli_fail(code, "%s", err.msg);
-    } else if (cli_out_json()) {
-        cli_json_kint(cli_out_json(), "gen", rr.gen);
-        cli_json_kint(cli_out_json(), "arrived", rr.members);
-        cli_json_kstr(cli_out_json(), "removed", rr.removed);
-        cli_done(code, NULL);
-    } else {
-        if (rr.removed[0])
-            printf("%s: removed damaged state (wrong type): %s\n",
-                   name->sval[0], rr.removed);
-        if (rr.gen == 0 && !rr.removed[0])
-            printf("%s: no such barrier; nothing to reset\n", name->sval[0]);
-        else if (rr.gen != 0)
-            printf("%s: round %lld broken (%ld arrived)\n", name->sval[0],
-                   rr.gen, rr.members);
-    }
-out:
     rb_conn_free(conn);
     arg_freetable(table, sizeof(table) / sizeof(table[0]));
     return code;

@@ -358,6 +358,19 @@ int cli_url(const cli_common *common, rb_url *url, rb_error *err)
     return RB_OK;
 }
 
+int cli_open_barrier(const cli_common *common, const char *name,
+                     const char **prefix, rb_conn **conn)
+{
+    rb_error err;
+    rb_url url;
+
+    if (rb_check_name(name, "barrier name", &err) != RB_OK ||
+        cli_prefix(common, prefix, &err) != RB_OK ||
+        cli_url(common, &url, &err) != RB_OK)
+        return cli_fail(CLI_EXIT_USAGE, "%s", err.msg);
+    return cli_open(&url, conn);
+}
+
 int cli_prefix(const cli_common *common, const char **out, rb_error *err)
 {
     *out = common->prefix->count ? common->prefix->sval[0] : "rb";

@@ -1,0 +1,59 @@
+/* rbarrier reset: break a barrier's open round and bring it back to a
+ * usable state. */
+#include "../lib/fmacros.h"
+
+#include <stdio.h>
+
+#include "cli.h"
+
+int cmd_reset(int argc, char **argv)
+{
+    cli_common common;
+    struct arg_str *name;
+    struct arg_end *end;
+    void *table[1 + CLI_COMMON_COUNT + 1];
+    rb_conn *conn = NULL;
+    rb_error err;
+    rb_reset_result rr;
+    const char *prefix = "rb";
+    int code, rc;
+
+    cli_common_init(&common);
+    name = arg_str1(NULL, "name", "NAME", "barrier name");
+    end = arg_end(10);
+    table[0] = name;
+    table[1 + cli_common_table(&common, table + 1)] = end;
+    code = cli_parse(argc, argv, table, end, &common, argv[0],
+                     "Break the barrier's open round with 'broken reset' "
+                     "(its waiters exit 3)\nand forget its party count, so "
+                     "the next round may use any --n.");
+    if (code >= 0)
+        goto out;
+    cli_json_kstr(cli_out_json(), "name", name->sval[0]);
+    code = cli_open_barrier(&common, name->sval[0], &prefix, &conn);
+    if (code >= 0)
+        goto out;
+    rc = rb_barrier_reset(conn, prefix, name->sval[0], 0, &rr, &err);
+    code = cli_exit_code(rc, cli_signal());
+    if (rc != RB_OK) {
+        cli_fail(code, "%s", err.msg);
+    } else if (cli_out_json()) {
+        cli_json_kint(cli_out_json(), "gen", rr.gen);
+        cli_json_kint(cli_out_json(), "arrived", rr.members);
+        cli_json_kstr(cli_out_json(), "removed", rr.removed);
+        cli_done(code, NULL);
+    } else {
+        if (rr.removed[0])
+            printf("%s: removed damaged state (wrong type): %s\n",
+                   name->sval[0], rr.removed);
+        if (rr.gen == 0 && !rr.removed[0])
+            printf("%s: no such barrier; nothing to reset\n", name->sval[0]);
+        else if (rr.gen != 0)
+            printf("%s: round %lld broken (%ld arrived)\n", name->sval[0],
+                   rr.gen, rr.members);
+    }
+out:
+    rb_conn_free(conn);
+    arg_freetable(table, sizeof(table) / sizeof(table[0]));
+    return code;
+}
