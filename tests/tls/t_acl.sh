@@ -112,3 +112,21 @@ case $err in *S3cr3t*) not_ok "the wrong password is not echoed ($err)" ;; *) ok
 err=$(env -u REDISCLI_AUTH RBARRIER_URL=$url $RBARRIER get --user rbarrier --param x 2>&1)
 expect_eq "--user without any password: exit 2" 2 $?
 expect_match "it says where a password goes" 'REDISCLI_AUTH' "$err"
+
+# No message, JSON or not, quotes a password, wherever the URL came from.
+leaks=""
+for u in "user:S3cr3tPw@host" "redis://user:S3cr3tPw" "redis://user:S3cr3tPw@" \
+         "redis://u:S3cr3tPw@h:x" "redis://u:S3cr3tPw@h/x" "redis://u:%zzS3cr3tPw@h" \
+         "http://u:S3cr3tPw@h" "redis-sentinel://u:S3cr3tPw@h"; do
+    for how in flag env json; do
+        case $how in
+            flag) err=$(rb get --param x --url "$u" 2>&1) ;;
+            env)  err=$(RBARRIER_URL=$u rb get --param x 2>&1) ;;
+            json) err=$(rb get --param x --url "$u" --json 2>&1) ;;
+        esac
+        code=$?
+        [ "$code" = 2 ] || leaks="$leaks [$how $u: exit $code]"
+        case $err in *S3cr3tPw*|*cr3tP*) leaks="$leaks [$how $u: $err]" ;; esac
+    done
+done
+expect_eq "bad URLs: exit 2 and no password in any message (--url, \$RBARRIER_URL, --json)" "" "$leaks"
