@@ -1,7 +1,7 @@
 # ACL users and least privilege, against a private server:
 #  - a user made with exactly the README's ACL line runs every subcommand
 #    (a two-party wait with --timeout and heartbeats, status, reset, sync,
-#    train, get, set, worker, demo --url), again after SCRIPT FLUSH;
+#    train, get, set, run, worker, demo --url), again after SCRIPT FLUSH;
 #  - --user with the password in $REDISCLI_AUTH authenticates as that user
 #    (CLIENT LIST says so), and no process's argv holds the password;
 #  - CLIENT LIST during a wait shows the party's connection name;
@@ -71,6 +71,7 @@ every_subcommand() {
     expect_eq "$pass: sync" 5 "$(as rbarrier sync --param "$p" --worker w0)"
     as rbarrier train --param "$p" --worker w0 --by 2 >/dev/null
     expect_eq "$pass: train" 7 "$(as rbarrier get --param "$p")"
+    expect_eq "$pass: run" ran "$(as rbarrier run --name "$b-run" --n 1 -- echo ran)"
     as rbarrier worker --worker 0 --workers 1 --iters 2 --run "$r" >/dev/null
     expect_eq "$pass: worker" 0 $?
     out=$(REDISCLI_AUTH=$pw $RBARRIER demo --user rbarrier --url "$url" --workers 2 --iters 3)
