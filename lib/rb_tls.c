@@ -323,6 +323,21 @@ ssize_t rb_tls__write(rb_tls *t, const void *buf, size_t len, rb_error *err)
     if (rc > 0)
         return rc;
     rc = (int)io_result(t, rc, err);
+    if (rc == RB_IO_ERROR) {
+        /* A server that refused us (TLS 1.3 reports a missing client
+         * certificate after the handshake) sent an alert and closed: the
+         * alert, still unread, says more than "Broken pipe". */
+        char byte;
+        rb_error alert;
+
+        ERR_clear_error();
+        if (SSL_read(t->ssl, &byte, 1) <= 0 &&
+            io_result(t, -1, &alert) == RB_IO_ERROR &&
+            strncmp(alert.msg, "TLS: ", 5) == 0)
+            if (err)
+                *err = alert;
+        return RB_IO_ERROR;
+    }
     if (rc == 0) {      /* a closed stream cannot take bytes */
         rb_error__set(err, RB_EUNREACHABLE, "connection closed");
         return RB_IO_ERROR;

@@ -85,8 +85,15 @@ static server serve(serve_mode mode, const char *leaf, int require_client)
         }
         ssl = SSL_new(ctx);
         SSL_set_fd(ssl, sv[1]);
-        if (SSL_accept(ssl) != 1)
+        if (SSL_accept(ssl) != 1) {
+            /* Close our side only: leaving the client's bytes unread
+             * would make the kernel reset the connection, and a reset
+             * may discard the alert before the client reads it. */
+            shutdown(sv[1], SHUT_WR);
+            while (read(sv[1], buf, sizeof(buf)) > 0)
+                ;
             _exit(3);
+        }
         n = SSL_read(ssl, buf, sizeof(buf));
         if (n > 0)
             SSL_write(ssl, buf, n);
@@ -264,7 +271,8 @@ static void test_tls_client_certificate(void **state)
     o.cert = o.key = NULL;
     assert_int_equal(try_tls(&o, SERVE_TLS, "server", 1, "127.0.0.1", 5000,
                              &permanent, msg, sizeof(msg)), RB_EUNREACHABLE);
-    assert_non_null(strstr(msg, "certificate"));
+    if (strstr(msg, "certificate") == NULL)
+        fail_msg("no certificate: %s", msg);
 }
 
 static void test_tls_silent_server(void **state)
