@@ -121,6 +121,7 @@ integration: $(BUILD)/rbarrier $(BUILD)/rbarrier-fault
 	    bash tests/run.sh $(TESTS)
 
 test check: all
+	$(Q)$(MAKE) --no-print-directory lint-lua
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory integration
 
@@ -149,11 +150,16 @@ bench: all $(BUILD)/bench/rb_bench
 	$(Q)RBARRIER=$(abspath $(BUILD)/rbarrier) RB_BENCH=$(abspath $(BUILD)/bench/rb_bench) \
 	    BUILD=$(abspath $(BUILD)) bash bench/run.sh
 
+# The scripts as Redis gets them: Lua 5.1 syntax, no global assigned, no
+# unknown global read (tools/lint-lua.sh; luac5.1 is Debian's lua5.1).
 lint-lua:
-	$(Q)for f in $(LUA); do luac5.1 -p $$f || exit 1; done
+	$(Q)sh tools/lint-lua.sh $(LUA)
 
+# Only the build directory in use (make clean BUILD=build/asan; the default
+# build/ holds the asan and valgrind builds too).
 clean:
-	rm -rf build
+	@case "$(BUILD)" in ""|/|.|..) echo "make clean: refusing BUILD='$(BUILD)'" >&2; exit 2;; esac
+	rm -rf -- "$(BUILD)"
 
 # ---- install ----------------------------------------------------------------
 # The usual GNU names; each can be overridden. Nothing is built as root that
