@@ -1,0 +1,189 @@
+# bench/report.awk: the table and JSON of `make bench` from bench-raw.txt
+# (`key value` lines; '#' lines are details). Each key's median, min and
+# max over its repetitions; a row per figure with its floor, ratio and
+# target. A new measurement's keys need a row() here to be shown; they go to
+# the JSON in any case.
+#
+# awk -f bench/report.awk -v json=FILE -v machine=TEXT -v date_utc=TIME \
+#     -v cpu=TEXT -v cores=N -v redis=VERSION -v reps=N bench-raw.txt
+function isort(a, n,    i, j, t) {
+    for (i = 2; i <= n; i++) {
+        t = a[i]
+        for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]
+        a[j + 1] = t
+    }
+}
+function stats(k,    n, i, v) {
+    n = cnt[k]
+    for (i = 1; i <= n; i++) v[i] = val[k, i] + 0
+    isort(v, n)
+    MIN[k] = v[1]; MAX[k] = v[n]
+    MED[k] = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+}
+function num(x) {
+    if (x == int(x) && (x > 999 || x < -999)) return sprintf("%d", x)
+    if (x >= 100 || x <= -100) return sprintf("%.0f", x)
+    if (x >= 10 || x <= -10) return sprintf("%.1f", x)
+    return sprintf("%.2f", x)
+}
+function has(k) { return (k in MED) }
+function jesc(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); return s }
+# row(label, key, unit, floor text, ratio, target text, verdict)
+function row(label, k, unit, ftext, ratio, ttext, verdict,    v, sp) {
+    if (!has(k)) return
+    v = num(MED[k]) unit
+    sp = (cnt[k] > 1) ? num(MIN[k]) ".." num(MAX[k]) : "(1 run)"
+    printf "%-44s %12s %15s %16s %8s %12s %s\n", label, v, sp, ftext,
+        ratio, ttext, verdict
+    if (verdict != "") {
+        nchk++
+        chk_fig[nchk] = label; chk_val[nchk] = MED[k]
+        chk_tgt[nchk] = ttext; chk_ok[nchk] = (verdict == "PASS")
+        chk_ratio[nchk] = ratio
+    }
+}
+function verdict(ok) { return ok ? "PASS" : "MISS" }
+
+/^#/ || NF < 2 { next }
+{
+    k = $1
+    if (!(k in cnt)) { order[++nk] = k }
+    cnt[k]++; val[k, cnt[k]] = $2
+}
+END {
+    for (i = 1; i <= nk; i++) stats(order[i])
+    rtt = MED["rtt_p50_us"]; cli = MED["redis_cli_ping_ms"]
+    printf "\n%-44s %12s %15s %16s %8s %12s %s\n", "figure", "value",
+        "min..max", "floor", "ratio", "target", "result"
+    printf "%-44s %12s %15s %16s %8s %12s %s\n", "------", "-----",
+        "--------", "-----", "-----", "------", "------"
+    row("floor: Redis round trip p50 (TCP)", "rtt_p50_us", "us", "-", "-", "-", "")
+    row("floor: Redis round trip p50 (unix)", "rtt_unix_p50_us", "us", "-", "-", "-", "")
+    row("  RTT, client and Redis pinned to one core", "rtt_same_core_p50_us", "us", "-", "-", "-", "")
+    row("  RTT, client and Redis on two cores", "rtt_cross_core_p50_us", "us", "-", "-", "-", "")
+    row("floor: EVALSHA rate, 1 INCR, 1 conn", "evalsha_per_s", "/s", "-", "-", "-", "")
+    row("floor: redis-cli PING process", "redis_cli_ping_ms", "ms", "-", "-", "-", "")
+    row("floor: CPU of one PING (client+Redis)", "ping_cpu_us", "us", "-", "-", "-", "")
+    pc = MED["ping_cpu_us"]
+    fr = sprintf("%s/s =1/RTT", num(1e6 / rtt))
+    split("2 4 16", ns, " ")
+    for (j = 1; j <= 3; j++) {
+        n = ns[j]; k = "rounds_per_s." n
+        if (!has(k)) continue
+        r = MED[k] * rtt / 1e6
+        if (n == 4) row("N=4: rounds/s", k, "/s", fr, sprintf("%.3f", r), ">=0.333", verdict(r >= 1 / 3))
+        else if (n == 16) row("N=16: rounds/s", k, "/s", fr, sprintf("%.3f", r), ">=0.100", verdict(r >= 0.1))
+        else row("N=" n ": rounds/s", k, "/s", fr, sprintf("%.3f", r), "-", "")
+        rs = MED["rtt_same_core_p50_us"]
+        if (n != 2 && rs > 0)
+            row("  the same against the one-core RTT", k, "/s",
+                sprintf("%s/s =1/RTT1", num(1e6 / rs)), sprintf("%.3f", MED[k] * rs / 1e6),
+                "-", "")
+    }
+    for (j = 1; j <= 3; j++) {
+        n = ns[j]; k = "release_p50_us." n
+        if (!has(k)) continue
+        r = MED[k] / rtt
+        row("N=" n ": release p50 (after completer reply)", k, "us", num(rtt) "us RTT",
+            sprintf("%.2f", r), n == 4 ? "<=2.00" : "-", n == 4 ? verdict(r <= 2) : "")
+        k = "release_p99_us." n
+        row("N=" n ": release p99 (after completer reply)", k, "us", num(rtt) "us RTT",
+            sprintf("%.2f", MED[k] / rtt), "-", "")
+        k = "release_send_p50_us." n
+        row("N=" n ": release p50 (after completer send)", k, "us", num(rtt) "us RTT",
+            sprintf("%.2f", MED[k] / rtt), "-", "")
+    }
+    for (j = 1; j <= 3; j++) {
+        n = ns[j]; k = "cmds_per_round." n
+        if (!has(k)) continue
+        r = MED[k] / n
+        row("N=" n ": client commands per round", k, "", n " (=N)", sprintf("%.2f", r),
+            "<=2.00", verdict(MED[k] <= 2 * n))
+        row("N=" n ": Redis calls per round, scripts incl.", "calls_per_round." n, "",
+            "-", "-", "-", "")
+        row("N=" n ": Redis busy time per round", "redis_busy_us_per_round." n, "us",
+            "-", "-", "-", "")
+        k = "cpu_us_per_round." n
+        if (has(k) && pc > 0)
+            row("N=" n ": CPU per round (parties+Redis)", k, "us",
+                num(MED["cmds_per_round." n] * pc) "us cmds*PING", sprintf("%.2f",
+                MED[k] / (MED["cmds_per_round." n] * pc)), "-", "")
+        if (has(k)) {
+            # The rate the machine allows if every core did nothing but
+            # this: cores / CPU per round.
+            kk = "cpu_bound_rounds_per_s." n
+            MED[kk] = cores * 1e6 / MED[k]; MIN[kk] = cores * 1e6 / MAX[k]
+            MAX[kk] = cores * 1e6 / MIN[k]; cnt[kk] = cnt[k]; order[++nk] = kk
+            row("N=" n ": rounds/s if CPU-bound on " cores " cores", kk, "/s",
+                fr, sprintf("%.3f", MED[kk] * rtt / 1e6), "-", "")
+        }
+    }
+    row("N=4 over unix socket: rounds/s", "rounds_per_s_unix.4", "/s",
+        sprintf("%s/s =1/RTTu", num(1e6 / MED["rtt_unix_p50_us"])),
+        sprintf("%.3f", MED["rounds_per_s_unix.4"] * MED["rtt_unix_p50_us"] / 1e6), "-", "")
+    r = MED["cli_wait_ms"] / cli
+    row("rbarrier wait --n 1, one process", "cli_wait_ms", "ms", num(cli) "ms cli PING",
+        sprintf("%.2f", r), "<=0.60", verdict(r <= 0.6))
+    row("rbarrier train, one process", "cli_train_ms", "ms", num(cli) "ms cli PING",
+        sprintf("%.2f", MED["cli_train_ms"] / cli), "-", "")
+    k = "fanout_1000_ms"
+    row("fan-out 1000: arrival to last release", k, "ms", num(rtt) "us RTT",
+        sprintf("%.0f", MED[k] * 1000 / rtt), "<=50ms", verdict(MED[k] <= 50))
+    k = "idle_cmds_per_party_s"
+    row("idle: client commands/s per party", k, "", "-", "-", "<=1", verdict(MED[k] <= 1))
+    row("idle: Redis calls/s per party, scripts incl.", "idle_calls_per_party_s", "",
+        "-", "-", "-", "")
+    row("memory: bytes per open barrier (4/5 in)", "bytes_per_open_barrier", "B",
+        "-", "-", "-", "")
+    k = "keys_left_after_ttl"
+    if (MED[k] >= 0)
+        row("keys left 60 s after last round, ttl 30", k, "", "-", "-", "=0", verdict(MED[k] == 0))
+    else
+        row("keys left 60 s after last round, ttl 30", k, " (skipped)", "-", "-", "=0", "")
+    pass = 0
+    for (i = 1; i <= nchk; i++) pass += chk_ok[i]
+    printf "\n%d of %d targets met. Raw samples: %s; JSON: %s\n", pass, nchk,
+        "bench-raw.txt", "bench.json"
+
+    # JSON: medians at the top level (keys like rounds_per_s.4 grouped into
+    # objects keyed by N), the same shape under "min" and "max".
+    printf "{\n  \"date\": \"%s\",\n", date_utc > json
+    printf "  \"machine\": {\"cpu\": \"%s\", \"cores\": %d, \"redis\": \"%s\", \"line\": \"%s\"},\n",
+        jesc(cpu), cores, jesc(redis), jesc(machine) > json
+    printf "  \"repetitions\": %d,\n", reps > json
+    for (w = 1; w <= 3; w++) {
+        if (w > 1) printf "  \"%s\": {\n", (w == 2 ? "min" : "max") > json
+        ind = (w == 1) ? "  " : "    "
+        ngrp = 0; split("", gseen)
+        first = 1
+        for (i = 1; i <= nk; i++) {
+            k = order[i]
+            x = (w == 1) ? MED[k] : (w == 2 ? MIN[k] : MAX[k])
+            if (index(k, ".")) {
+                g = substr(k, 1, index(k, ".") - 1)
+                if (g in gseen) continue
+                gseen[g] = 1
+                printf "%s%s\"%s\": {", (first ? "" : ",\n"), ind, g > json
+                sep = ""
+                for (m = i; m <= nk; m++) {
+                    kk = order[m]
+                    if (substr(kk, 1, length(g) + 1) != g ".") continue
+                    xx = (w == 1) ? MED[kk] : (w == 2 ? MIN[kk] : MAX[kk])
+                    printf "%s\"%s\": %s", sep, substr(kk, length(g) + 2), xx + 0 > json
+                    sep = ", "
+                }
+                printf "}" > json
+            } else {
+                printf "%s%s\"%s\": %s", (first ? "" : ",\n"), ind, k, x + 0 > json
+            }
+            first = 0
+        }
+        printf "%s", (w == 1) ? ",\n" : "\n  },\n" > json
+    }
+    printf "  \"targets\": [\n" > json
+    for (i = 1; i <= nchk; i++)
+        printf "    {\"figure\": \"%s\", \"value\": %s, \"ratio\": \"%s\", \"target\": \"%s\", \"pass\": %s}%s\n",
+            jesc(chk_fig[i]), chk_val[i] + 0, jesc(chk_ratio[i]), jesc(chk_tgt[i]),
+            chk_ok[i] ? "true" : "false", (i < nchk ? "," : "") > json
+    printf "  ]\n}\n" > json
+}
