@@ -120,14 +120,18 @@ redis_ready() { [ -S "$1" ] && [ "$(redis-cli -s "$1" PING 2>/dev/null)" = PONG 
 # persistence unless the args ask for it; sets REDIS_SOCK, REDIS_PORT,
 # REDIS_PID, REDIS_DIR. With REDIS_PORT_WANT set, on that port (one try);
 # otherwise a port taken meanwhile is replaced by another (three tries).
-start_redis() {
-    local tag=$1 try; shift
+start_redis() { local tag=$1; shift; start_tagged "$tag" --port "$@"; }
+
+# start_tagged TAG PORT-OPTION [args...]: what the start_* functions share:
+# start_redis with REDIS_PORT given to PORT-OPTION (--port, --tls-port).
+start_tagged() {
+    local tag=$1 portopt=$2 try; shift 2
     REDIS_DIR=$RB_TEST_TMP/redis-$tag
     REDIS_SOCK=$REDIS_DIR/redis.sock
     for try in 1 2 3; do
         REDIS_PORT=${REDIS_PORT_WANT:-$(free_port)}
         if server_start "$REDIS_DIR" redis_ready "$REDIS_SOCK" -- \
-            --port "$REDIS_PORT" --bind 127.0.0.1 --unixsocket "$REDIS_SOCK" \
+            "$portopt" "$REDIS_PORT" --bind 127.0.0.1 --unixsocket "$REDIS_SOCK" \
             --save '' --appendonly no "$@"; then
             REDIS_PID=$SERVER_PID
             return 0
@@ -152,26 +156,13 @@ tls_certs() {
 # certificate is $RB_CERTS/${TLS_CERT:-server}.crt; clients must present
 # one when TLS_AUTH_CLIENTS=yes. REDIS_PORT_WANT as for start_redis.
 start_redis_tls() {
-    local tag=$1 try; shift
+    local tag=$1; shift
     tls_certs || return 1
-    REDIS_DIR=$RB_TEST_TMP/redis-$tag
-    REDIS_SOCK=$REDIS_DIR/redis.sock
-    for try in 1 2 3; do
-        REDIS_PORT=${REDIS_PORT_WANT:-$(free_port)}
-        if server_start "$REDIS_DIR" redis_ready "$REDIS_SOCK" -- \
-            --port 0 --tls-port "$REDIS_PORT" --bind 127.0.0.1 \
-            --unixsocket "$REDIS_SOCK" \
-            --tls-cert-file "$RB_CERTS/${TLS_CERT:-server}.crt" \
-            --tls-key-file "$RB_CERTS/${TLS_CERT:-server}.key" \
-            --tls-ca-cert-file "$RB_CERTS/ca.crt" \
-            --tls-auth-clients "${TLS_AUTH_CLIENTS:-no}" \
-            --save '' --appendonly no "$@"; then
-            REDIS_PID=$SERVER_PID
-            return 0
-        fi
-        [ -n "${REDIS_PORT_WANT:-}" ] && break
-    done
-    return 1
+    start_tagged "$tag" --tls-port --port 0 \
+        --tls-cert-file "$RB_CERTS/${TLS_CERT:-server}.crt" \
+        --tls-key-file "$RB_CERTS/${TLS_CERT:-server}.key" \
+        --tls-ca-cert-file "$RB_CERTS/ca.crt" \
+        --tls-auth-clients "${TLS_AUTH_CLIENTS:-no}" "$@"
 }
 
 # acl_readme_line: the README's minimal ACL line, as redis-cli arguments
