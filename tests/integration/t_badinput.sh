@@ -1,25 +1,42 @@
-# Bad input: each case exits 2 with one clear line on stderr and writes
-# nothing to Redis (DBSIZE unchanged). Unreachable Redis: exit 4, one line.
+# Bad input: each case exits 2 with one clear line on stderr (no raw
+# control character in it) and sends nothing to Redis: not one command in
+# INFO commandstats (not only an unchanged DBSIZE). Unreachable Redis: exit
+# 4, one line.
 . "$RB_TESTS_DIR/lib.sh"
 
 long_name=$(printf 'x%.0s' $(seq 1 201))
 nl=$'a\nb'
 ctl=$'a\001b'
+esc=$'\033[2J\033[31m'
+
+# Every command the server has run so far, but the INFO that asks.
+cmdstats() { rcli INFO commandstats | tr -d '\r' | grep '^cmdstat_' | grep -v '^cmdstat_info:'; }
+cases=0
 
 # expect_usage WHAT EXPECTED-REGEX ARGS...
 expect_usage() {
     local what=$1 re=$2; shift 2
     local before after err code
-    before=$(rcli DBSIZE)
+    cases=$((cases + 1))
+    before=$(cmdstats)
     err=$(rb "$@" 2>&1 >/dev/null)
     code=$?
-    after=$(rcli DBSIZE)
+    after=$(cmdstats)
     if [ "$code" -ne 2 ]; then not_ok "$what: exit 2 (got $code: $err)"; return; fi
     if [ "$(printf '%s\n' "$err" | wc -l)" -ne 1 ]; then not_ok "$what: one line (got: $err)"; return; fi
+    if printf '%s' "$err" | LC_ALL=C grep -q '[[:cntrl:]]'; then not_ok "$what: a raw control character in: $(printf '%q' "$err")"; return; fi
     if ! printf '%s' "$err" | grep -Eq -- "^rbarrier: .*$re"; then not_ok "$what: message /$re/ (got: $err)"; return; fi
-    if [ "$before" != "$after" ]; then not_ok "$what: nothing written (DBSIZE $before -> $after)"; return; fi
-    ok "$what: exit 2, one line, nothing written"
+    if [ "$before" != "$after" ]; then
+        not_ok "$what: no command reached Redis ($(diff <(echo "$before") <(echo "$after") | grep '^>' | head -3 | tr '\n' ' '))"
+        return
+    fi
+    ok "$what: exit 2, one line, no command sent"
 }
+
+# The probe can fail: a command that does reach Redis shows up in it.
+before=$(cmdstats)
+rb get --param "$(fresh probe)" >/dev/null
+check "commandstats sees a command that reached Redis" test "$before" != "$(cmdstats)"
 
 # Keys already present must not matter: make DBSIZE non-zero first.
 rb wait --name "$(fresh seed)" --n 1
@@ -70,6 +87,59 @@ expect_usage "--n with a trailing blank" "--n must be a whole number"  wait --na
 expect_usage "help with a stray word"   "help takes one command name"  help wait extra
 expect_usage "unknown command suggests" "did you mean 'wait'"          wiat --name ok --n 1
 expect_usage "--version with an argument" "takes no arguments"         --version extra
+# Numbers: digits only, no blanks, signs, fractions or other bases.
+expect_usage "--n 1.5"                 "--n must be a whole number"   wait --name ok --n 1.5
+expect_usage "--n 0x10"                "--n must be a whole number"   wait --name ok --n 0x10
+expect_usage "--n +2"                  "--n must be a whole number"   wait --name ok --n +2
+expect_usage "--n empty"               "--n must not be empty"        wait --name ok --n ""
+expect_usage "--n huge"                "--n must be 1..100000"         wait --name ok --n 99999999999999999999
+# Durations as timeout(1) takes them, bounds checked where converted.
+expect_usage "--timeout 5x"            "--timeout must be a duration"  wait --name ok --n 2 --timeout 5x
+expect_usage "--timeout 1.5.2"         "--timeout must be a duration"  wait --name ok --n 2 --timeout 1.5.2
+expect_usage "--timeout -1s"           "--timeout must be a duration"  wait --name ok --n 2 --timeout -1s
+expect_usage "--timeout ' 5'"          "--timeout must be a duration"  wait --name ok --n 2 --timeout " 5"
+expect_usage "--timeout '5 '"          "--timeout must be a duration"  wait --name ok --n 2 --timeout "5 "
+expect_usage "--timeout 1e3"           "--timeout must be a duration"  wait --name ok --n 2 --timeout 1e3
+expect_usage "--timeout past its maximum" "--timeout must be 0..365d"  wait --name ok --n 2 --timeout 366d
+expect_usage "--lease 7000000 (past 1d)" "--lease must be 0.100s..1d"  wait --name ok --n 2 --lease 7000000
+expect_usage "--lease 0.05"            "--lease must be 0.100s..1d"    wait --name ok --n 2 --lease 0.05
+expect_usage "--ttl 0.5"               "--ttl must be"                 wait --name ok --n 2 --ttl 0.5
+expect_usage "--ttl past its maximum"  "--ttl must be"                 wait --name ok --n 2 --ttl 366d
+expect_usage "worker --timeout 5x"     "--timeout must be a duration"  worker --worker 0 --workers 2 --timeout 5x
+expect_usage "worker --lease 2d"       "--lease must be 0.100s..1d"    worker --worker 0 --workers 2 --lease 2d
+# Escaped, one line: nothing echoed can break the line or drive the terminal.
+expect_usage "unknown option with a newline" "unknown option '--a[\\]nb'" wait --name ok --n 2 "--$nl"
+expect_usage "unknown command with escapes" "unknown command '[\\]x1b\[2J" "$esc"
+expect_usage "stray argument with a control" "unexpected argument"     wait --name ok --n 2 "$ctl"
+expect_usage "URL with an escape"      "URL"                           wait --name ok --n 2 --url "redis://$esc"
+# Parameters: one spelling per number, 64-bit integers.
+expect_usage "train --by 007"          "canonical"                     train --param p --worker 0 --by 007
+expect_usage "train --by 1e5"          "not a decimal number"          train --param p --worker 0 --by 1e5
+expect_usage "train --by past 64 bits" "64-bit integer range"          train --param p --worker 0 --by 9223372036854775808
+expect_usage "set --value -0"          "canonical"                     set --param p --value -0
+expect_usage "set --value empty"       "--value must not be empty"     set --param p --value ""
+expect_usage "set without --value"     "missing option --value"        set --param p
+expect_usage "get --param with a space" "whitespace"                   get --param "a b"
+expect_usage "sync --worker with a comma" "must not contain ','"       sync --param p --worker a,b
+expect_usage "train without --worker"  "missing option --worker"       train --param p
+# demo and worker.
+expect_usage "demo --workers 1001"     "--workers must be 1..1000"     demo --workers 1001
+expect_usage "demo --iters 0"          "--iters must be 1..100000"     demo --iters 0
+expect_usage "demo --check of a missing file" "--check: cannot open"   demo --check "$RB_TEST_TMP/nothing-here"
+expect_usage "worker --workers 0"      "--workers must be 1..100000"   worker --worker 0 --workers 0
+expect_usage "worker --worker -1"      "--worker must be 0..3"         worker --worker -1 --workers 4
+expect_usage "worker --run with a brace" "--run must not contain"      worker --worker 0 --workers 1 --run "a{"
+# status and reset.
+expect_usage "status --name empty"     "must not be empty"             status --name ""
+expect_usage "status stray argument"   "unexpected argument"           status --name ok extra
+expect_usage "reset without --name"    "missing option --name"         reset
+expect_usage "reset --json=1"          "--json takes no value"         reset --name ok --json=1
+check "the bad-input table has at least 60 cases ($cases)" test "$cases" -ge 60
+
+# --json: a usage error is one JSON object on stdout too.
+js=$(rb wait --name ok --n 0 --json 2>/dev/null)
+expect_eq "usage error under --json: exit 2, one JSON object" \
+    '{"outcome":"error","reason":"--n must be 1..100000, not '"'0'"'","exit":2}' "$js"
 
 # Help alone still exits 0, in each spelling.
 for args in "wait --help" "wait -h" "help wait" "help" "--help" "-h"; do
