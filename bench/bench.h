@@ -13,9 +13,10 @@
  * process and thread here.
  *
  * Adding a measurement: write bench/NAME.c with
- *     int bench_NAME(const bench_cmd *self, int argc, char **argv)
- * that declares its options in a bench_opt table and calls bench_parse
- * first, declare it below, and add {name, fn, usage} to main.c's table.
+ *     int bench_NAME(bench_ctx *ctx, int argc, char **argv)
+ * that declares its options (all but --url) in a bench_opt table and calls
+ * bench_parse first, declare it below, and add {name, fn, usage} to
+ * main.c's table.
  */
 
 #include <pthread.h>
@@ -37,20 +38,28 @@
 /* ---- the measurements (main.c's table) --------------------------------- */
 
 typedef struct bench_cmd bench_cmd;
+
+/* One run of a measurement. */
+typedef struct bench_ctx {
+    const bench_cmd *cmd;
+    const char *url_text; /* --url, which every measurement takes ... */
+    rb_url url;           /* ... parsed (by bench_parse) */
+} bench_ctx;
+
 struct bench_cmd {
     const char *name;
     /* argv[0] is the measurement's name; returns the exit status. */
-    int (*fn)(const bench_cmd *self, int argc, char **argv);
+    int (*fn)(bench_ctx *ctx, int argc, char **argv);
     const char *usage;    /* its options, for the usage line */
 };
 
-int bench_rtt(const bench_cmd *self, int argc, char **argv);
-int bench_evalsha(const bench_cmd *self, int argc, char **argv);
-int bench_rounds(const bench_cmd *self, int argc, char **argv);
-int bench_cli(const bench_cmd *self, int argc, char **argv);
-int bench_fanout(const bench_cmd *self, int argc, char **argv);
-int bench_idle(const bench_cmd *self, int argc, char **argv);
-int bench_memory(const bench_cmd *self, int argc, char **argv);
+int bench_rtt(bench_ctx *ctx, int argc, char **argv);
+int bench_evalsha(bench_ctx *ctx, int argc, char **argv);
+int bench_rounds(bench_ctx *ctx, int argc, char **argv);
+int bench_cli(bench_ctx *ctx, int argc, char **argv);
+int bench_fanout(bench_ctx *ctx, int argc, char **argv);
+int bench_idle(bench_ctx *ctx, int argc, char **argv);
+int bench_memory(bench_ctx *ctx, int argc, char **argv);
 
 /* ---- options (opts.c) -------------------------------------------------- */
 
@@ -68,12 +77,12 @@ typedef struct bench_opt {
 #define BENCH_REQUIRED_STR(n, p) { .name = (n), .str = (p), .required = 1 }
 #define BENCH_OPTS_END { .name = NULL }
 
-/* Parse argv[1..] strictly: every argument is a known option with a
- * value. On anything else prints one line and exits 2. */
-void bench_parse(const bench_cmd *self, int argc, char **argv,
+/* Parse argv[1..] strictly: --url U (required, into ctx) or an option of
+ * opts, each with a value. On anything else prints one line and exits 2. */
+void bench_parse(bench_ctx *ctx, int argc, char **argv,
                  const bench_opt *opts);
 /* Bad option values found after parsing: one line, exit 2. */
-BENCH_NORETURN void bench_usage_error(const bench_cmd *self,
+BENCH_NORETURN void bench_usage_error(const bench_ctx *ctx,
                                       const char *fmt, ...) BENCH_PRINTF(2, 3);
 
 /* ---- small helpers (util.c) ------------------------------------------- */
@@ -85,8 +94,6 @@ void sleep_ms(long ms);
 int cmp_ll(const void *a, const void *b);
 /* Nearest-rank percentile of sorted samples. */
 long long pct(const long long *v, size_t n, double p);
-/* Parse --url or exit 2. */
-void url_of(const bench_cmd *self, const char *text, rb_url *u);
 /* CPU seconds of this process (who = RUSAGE_SELF) or of its waited-for
  * children (RUSAGE_CHILDREN). */
 double rusage_cpu_s(int who);

@@ -39,32 +39,29 @@ static long long spawn_ns(char *const *args)
     return t1 - t0;
 }
 
-int bench_cli(const bench_cmd *self, int argc, char **argv)
+int bench_cli(bench_ctx *ctx, int argc, char **argv)
 {
-    const char *url = NULL, *rbarrier = NULL, *rcli = "redis-cli";
+    const char *rbarrier = NULL, *rcli = "redis-cli";
     long count = 200, i;
     const bench_opt opts[] = {
-        BENCH_REQUIRED_STR("--url", &url),
         BENCH_REQUIRED_STR("--rbarrier", &rbarrier),
         BENCH_STR("--redis-cli", &rcli),
         BENCH_NUM("--count", &count),
         BENCH_OPTS_END
     };
-    rb_url u;
     char port[16], *ping[8], *wait_[8], *train[8];
     long long *vp, *vw, *vt;
 
-    bench_parse(self, argc, argv, opts);
-    url_of(self, url, &u);
-    if (u.kind != RB_URL_TCP || u.nodes_count != 1 || u.tls ||
-        u.has_password || u.db)
-        bench_usage_error(self, "give a plain redis://host:port URL");
+    bench_parse(ctx, argc, argv, opts);
+    if (ctx->url.kind != RB_URL_TCP || ctx->url.nodes_count != 1 || ctx->url.tls ||
+        ctx->url.has_password || ctx->url.db)
+        bench_usage_error(ctx, "give a plain redis://host:port URL");
     if (count < 1)
-        bench_usage_error(self, "--count must be at least 1");
-    if (setenv("RBARRIER_URL", url, 1) != 0)
+        bench_usage_error(ctx, "--count must be at least 1");
+    if (setenv("RBARRIER_URL", ctx->url_text, 1) != 0)
         die("setenv: %s", strerror(errno));
-    snprintf(port, sizeof(port), "%d", u.nodes[0].port);
-    ping[0] = (char *)rcli; ping[1] = (char *)"-h"; ping[2] = u.nodes[0].host;
+    snprintf(port, sizeof(port), "%d", ctx->url.nodes[0].port);
+    ping[0] = (char *)rcli; ping[1] = (char *)"-h"; ping[2] = ctx->url.nodes[0].host;
     ping[3] = (char *)"-p"; ping[4] = port; ping[5] = (char *)"PING"; ping[6] = NULL;
     wait_[0] = (char *)rbarrier; wait_[1] = (char *)"wait"; wait_[2] = (char *)"--name";
     wait_[3] = (char *)"bench-cli"; wait_[4] = (char *)"--n"; wait_[5] = (char *)"1";

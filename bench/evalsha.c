@@ -5,26 +5,22 @@
 
 #include "bench.h"
 
-int bench_evalsha(const bench_cmd *self, int argc, char **argv)
+int bench_evalsha(bench_ctx *ctx, int argc, char **argv)
 {
-    const char *url = NULL;
     long count = 20000, i;
     const bench_opt opts[] = {
-        BENCH_REQUIRED_STR("--url", &url),
         BENCH_NUM("--count", &count),
         BENCH_OPTS_END
     };
-    rb_url u;
     redisContext *c;
     redisReply *r;
     char sha[64];
     long long t0, t1;
 
-    bench_parse(self, argc, argv, opts);
-    url_of(self, url, &u);
+    bench_parse(ctx, argc, argv, opts);
     if (count < 1)
-        bench_usage_error(self, "--count must be at least 1");
-    c = admin_connect(&u);
+        bench_usage_error(ctx, "--count must be at least 1");
+    c = admin_connect(&ctx->url);
     r = cmd(c, "SCRIPT LOAD %s", "return redis.call('INCR', KEYS[1])");
     snprintf(sha, sizeof(sha), "%s", r->str);
     freeReplyObject(r);

@@ -9,31 +9,27 @@
 
 #include "bench.h"
 
-int bench_fanout(const bench_cmd *self, int argc, char **argv)
+int bench_fanout(bench_ctx *ctx, int argc, char **argv)
 {
-    const char *url = NULL;
     long parties = 1000, reps = 5, waiters, i, k;
     const bench_opt opts[] = {
-        BENCH_REQUIRED_STR("--url", &url),
         BENCH_NUM("--parties", &parties),
         BENCH_NUM("--reps", &reps),
         BENCH_OPTS_END
     };
-    rb_url u;
     tparty *tp;
     rb_conn *me;
     redisContext *adm;
     int *released;
     char name[64];
 
-    bench_parse(self, argc, argv, opts);
-    url_of(self, url, &u);
+    bench_parse(ctx, argc, argv, opts);
     if (parties < 2 || reps < 1)
-        bench_usage_error(self, "need --parties >= 2 and --reps >= 1");
+        bench_usage_error(ctx, "need --parties >= 2 and --reps >= 1");
     waiters = parties - 1;
     snprintf(name, sizeof(name), "bench-fanout-%ld", (long)getpid());
     released = calloc((size_t)reps, sizeof(*released));
-    tp = parties_new(&u, waiters);
+    tp = parties_new(&ctx->url, waiters);
     for (i = 0; i < waiters; i++) {
         snprintf(tp[i].id, sizeof(tp[i].id), "w%ld", i);
         snprintf(tp[i].name, sizeof(tp[i].name), "%s", name);
@@ -44,8 +40,8 @@ int bench_fanout(const bench_cmd *self, int argc, char **argv)
         if (tp[i].release == NULL || released == NULL)
             die("out of memory");
     }
-    me = party_conn(&u);
-    adm = admin_connect(&u);
+    me = party_conn(&ctx->url);
+    adm = admin_connect(&ctx->url);
     parties_start(tp, waiters);
     for (k = 0; k < reps; k++) {
         long long t0, t1, last = 0, p50;

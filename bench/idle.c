@@ -8,42 +8,38 @@
 
 #include "bench.h"
 
-int bench_idle(const bench_cmd *self, int argc, char **argv)
+int bench_idle(bench_ctx *ctx, int argc, char **argv)
 {
-    const char *url = NULL;
     long parties = 200, seconds = 20, windows = 3, i, w;
     const bench_opt opts[] = {
-        BENCH_REQUIRED_STR("--url", &url),
         BENCH_NUM("--parties", &parties),
         BENCH_NUM("--seconds", &seconds),
         BENCH_NUM("--windows", &windows),
         BENCH_OPTS_END
     };
-    rb_url u;
     tparty *tp;
     rb_conn *me;
     redisContext *adm;
     cmdstats *before, *after;
     char name[64];
 
-    bench_parse(self, argc, argv, opts);
-    url_of(self, url, &u);
+    bench_parse(ctx, argc, argv, opts);
     if (parties < 1 || seconds < 1)
-        bench_usage_error(self, "need --parties >= 1 and --seconds >= 1");
+        bench_usage_error(ctx, "need --parties >= 1 and --seconds >= 1");
     before = malloc(sizeof(cmdstats));
     after = malloc(sizeof(cmdstats));
     if (before == NULL || after == NULL)
         die("out of memory");
     snprintf(name, sizeof(name), "bench-idle-%ld", (long)getpid());
-    tp = parties_new(&u, parties);
+    tp = parties_new(&ctx->url, parties);
     for (i = 0; i < parties; i++) {
         snprintf(tp[i].id, sizeof(tp[i].id), "w%ld", i);
         snprintf(tp[i].name, sizeof(tp[i].name), "%s", name);
         tp[i].o.n = parties + 1;
         tp[i].o.timeout_s = (double)(seconds * windows + 60);
     }
-    me = party_conn(&u);
-    adm = admin_connect(&u);
+    me = party_conn(&ctx->url);
+    adm = admin_connect(&ctx->url);
     parties_start(tp, parties);
     await_blocked(adm, parties);
     for (w = 0; w < windows; w++) {

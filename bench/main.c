@@ -48,8 +48,11 @@ int main(int argc, char **argv)
         return 2;
     }
     for (i = 0; i < sizeof(measurements) / sizeof(measurements[0]); i++)
-        if (strcmp(argv[1], measurements[i].name) == 0)
-            return measurements[i].fn(&measurements[i], argc - 1, argv + 1);
+        if (strcmp(argv[1], measurements[i].name) == 0) {
+            bench_ctx ctx = { .cmd = &measurements[i] };
+
+            return measurements[i].fn(&ctx, argc - 1, argv + 1);
+        }
     fprintf(stderr, "rb_bench: unknown measurement '%s' (rb_bench --help "
             "lists them)\n", argv[1]);
     return 2;

@@ -50,12 +50,10 @@ static long long keys_usage(redisContext *adm, const char *pattern,
  * is the cost of the open barriers, free of the query and reply buffers of
  * thousands of connections. Run it on a database of its own (FLUSHDB at
  * the end). */
-int bench_memory(const bench_cmd *self, int argc, char **argv)
+int bench_memory(bench_ctx *ctx, int argc, char **argv)
 {
-    const char *url = NULL;
     long barriers = 1000, n = 5, arrived = 4, reps = 3, procs = 8, count, k, q;
     const bench_opt opts[] = {
-        BENCH_REQUIRED_STR("--url", &url),
         BENCH_NUM("--barriers", &barriers),
         BENCH_NUM("--n", &n),
         BENCH_NUM("--arrived", &arrived),
@@ -63,16 +61,14 @@ int bench_memory(const bench_cmd *self, int argc, char **argv)
         BENCH_NUM("--procs", &procs),
         BENCH_OPTS_END
     };
-    rb_url u;
     redisContext *adm;
 
-    bench_parse(self, argc, argv, opts);
-    url_of(self, url, &u);
+    bench_parse(ctx, argc, argv, opts);
     if (barriers < 1 || arrived < 1 || arrived >= n || procs < 1)
-        bench_usage_error(self, "need --barriers >= 1, 1 <= --arrived < --n "
+        bench_usage_error(ctx, "need --barriers >= 1, 1 <= --arrived < --n "
                           "and --procs >= 1");
     count = barriers * arrived;
-    adm = admin_connect(&u);
+    adm = admin_connect(&ctx->url);
     for (k = 0; k < reps; k++) {
         long long used0, used1, clients0, nkeys, usage;
         pid_t *pids = calloc((size_t)procs, sizeof(*pids));
@@ -91,7 +87,7 @@ int bench_memory(const bench_cmd *self, int argc, char **argv)
             if (pids[q] < 0)
                 die("fork: %s", strerror(errno));
             if (pids[q] == 0) {
-                tparty *tp = parties_new(&u, hi - lo);
+                tparty *tp = parties_new(&ctx->url, hi - lo);
 
                 for (i = lo; i < hi; i++) {
                     tparty *p = &tp[i - lo];

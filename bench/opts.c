@@ -10,15 +10,16 @@
 
 #include "bench.h"
 
-void bench_usage_error(const bench_cmd *self, const char *fmt, ...)
+void bench_usage_error(const bench_ctx *ctx, const char *fmt, ...)
 {
     va_list ap;
 
-    fprintf(stderr, "rb_bench %s: ", self->name);
+    fprintf(stderr, "rb_bench %s: ", ctx->cmd->name);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, " (usage: rb_bench %s %s)\n", self->name, self->usage);
+    fprintf(stderr, " (usage: rb_bench %s %s)\n", ctx->cmd->name,
+            ctx->cmd->usage);
     exit(2);
 }
 
@@ -30,30 +31,39 @@ static const bench_opt *find(const bench_opt *opts, const char *name)
     return NULL;
 }
 
-void bench_parse(const bench_cmd *self, int argc, char **argv,
+void bench_parse(bench_ctx *ctx, int argc, char **argv,
                  const bench_opt *opts)
 {
     const bench_opt *o;
+    rb_error err;
     int i;
 
     for (i = 1; i < argc; i += 2) {
-        if ((o = find(opts, argv[i])) == NULL)
-            bench_usage_error(self, "unknown option '%s'", argv[i]);
+        int url = strcmp(argv[i], "--url") == 0;
+
+        if (!url && (o = find(opts, argv[i])) == NULL)
+            bench_usage_error(ctx, "unknown option '%s'", argv[i]);
         if (i + 1 >= argc)
-            bench_usage_error(self, "%s needs a value", argv[i]);
-        if (o->str) {
+            bench_usage_error(ctx, "%s needs a value", argv[i]);
+        if (url) {
+            ctx->url_text = argv[i + 1];
+        } else if (o->str) {
             *o->str = argv[i + 1];
         } else {
             char *end;
             long v = strtol(argv[i + 1], &end, 10);
 
             if (argv[i + 1][0] == '\0' || *end != '\0' || v < 0)
-                bench_usage_error(self, "%s: not a count: '%s'", argv[i],
+                bench_usage_error(ctx, "%s: not a count: '%s'", argv[i],
                                   argv[i + 1]);
             *o->num = v;
         }
     }
+    if (ctx->url_text == NULL)
+        bench_usage_error(ctx, "--url is needed");
+    if (rb_url_parse(&ctx->url, ctx->url_text, &err) != RB_OK)
+        bench_usage_error(ctx, "--url: %s", err.msg);
     for (o = opts; o->name; o++)
         if (o->required && o->str && *o->str == NULL)
-            bench_usage_error(self, "%s is needed", o->name);
+            bench_usage_error(ctx, "%s is needed", o->name);
 }

@@ -22,12 +22,11 @@ typedef struct round_shm {
     char why[600];
 } round_shm;
 
-int bench_rounds(const bench_cmd *self, int argc, char **argv)
+int bench_rounds(bench_ctx *ctx, int argc, char **argv)
 {
-    const char *url = NULL, *name = NULL, *suffix = "";
+    const char *name = NULL, *suffix = "";
     long n = 4, rounds = 2000, warmup = 50, ttl = 0;
     const bench_opt opts[] = {
-        BENCH_REQUIRED_STR("--url", &url),
         BENCH_NUM("--n", &n),
         BENCH_NUM("--rounds", &rounds),
         BENCH_NUM("--warmup", &warmup),
@@ -37,7 +36,6 @@ int bench_rounds(const bench_cmd *self, int argc, char **argv)
         BENCH_OPTS_END
     };
     char defname[64], label[64];
-    rb_url u;
     size_t hdr, sz;
     round_shm *shm;
     long long *t, *t_send, *gen;
@@ -51,10 +49,9 @@ int bench_rounds(const bench_cmd *self, int argc, char **argv)
     size_t nrel = 0;
     int failed = 0;
 
-    bench_parse(self, argc, argv, opts);
-    url_of(self, url, &u);
+    bench_parse(ctx, argc, argv, opts);
     if (n < 2 || rounds < 2 || warmup >= rounds - 1)
-        bench_usage_error(self, "need --n >= 2 and --rounds > --warmup + 1");
+        bench_usage_error(ctx, "need --n >= 2 and --rounds > --warmup + 1");
     if (name == NULL) {
         snprintf(defname, sizeof(defname), "bench-rounds-%ld-%ld", n,
                  (long)getpid());
@@ -83,7 +80,7 @@ int bench_rounds(const bench_cmd *self, int argc, char **argv)
         if (pid < 0)
             die("fork: %s", strerror(errno));
         if (pid == 0) {
-            rb_conn *c = party_conn(&u);
+            rb_conn *c = party_conn(&ctx->url);
             rb_wait_opts o = RB_WAIT_OPTS_INIT;
             rb_wait_result res;
             rb_error err;
@@ -121,7 +118,7 @@ int bench_rounds(const bench_cmd *self, int argc, char **argv)
         }
     }
 
-    adm = admin_connect(&u);
+    adm = admin_connect(&ctx->url);
     before = malloc(sizeof(*before));
     after = malloc(sizeof(*after));
     if (before == NULL || after == NULL)

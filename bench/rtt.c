@@ -9,26 +9,23 @@
 
 #include "bench.h"
 
-int bench_rtt(const bench_cmd *self, int argc, char **argv)
+int bench_rtt(bench_ctx *ctx, int argc, char **argv)
 {
-    const char *url = NULL, *key = "rtt_p50_us";
+    const char *key = "rtt_p50_us";
     long count = 10000, i;
     const bench_opt opts[] = {
-        BENCH_REQUIRED_STR("--url", &url),
         BENCH_NUM("--count", &count),
         BENCH_STR("--key", &key),
         BENCH_OPTS_END
     };
-    rb_url u;
     redisContext *c;
     long long *v;
     double srv0, srv1, me0, me1;
 
-    bench_parse(self, argc, argv, opts);
-    url_of(self, url, &u);
+    bench_parse(ctx, argc, argv, opts);
     if (count < 1)
-        bench_usage_error(self, "--count must be at least 1");
-    c = admin_connect(&u);
+        bench_usage_error(ctx, "--count must be at least 1");
+    c = admin_connect(&ctx->url);
     v = calloc((size_t)count, sizeof(*v));
     if (v == NULL)
         die("out of memory");

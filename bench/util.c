@@ -61,14 +61,6 @@ long long pct(const long long *v, size_t n, double p)
     return v[k - 1];
 }
 
-void url_of(const bench_cmd *self, const char *text, rb_url *u)
-{
-    rb_error err;
-
-    if (rb_url_parse(u, text, &err) != RB_OK)
-        bench_usage_error(self, "--url: %s", err.msg);
-}
-
 double rusage_cpu_s(int who)
 {
     struct rusage ru;
