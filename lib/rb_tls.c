@@ -252,7 +252,8 @@ int rb_tls__handshake(rb_tls **out, rb_tls_ctx *ctx, int fd,
         if (left <= 0) {
             rb_tls__free(t);
             return rb_error__set(err, RB_EUNREACHABLE,
-                                 "TLS: no handshake with %s within %lld ms",
+                                 "TLS: no handshake with %s within %lld ms "
+                                 "(is that port a TLS port?)",
                                  where, rb_now_ms() - started);
         }
         p[0].fd = fd;
@@ -295,8 +296,11 @@ static ssize_t io_result(rb_tls *t, int rc, rb_error *err)
         rb_error__set(err, RB_EUNREACHABLE, "%s", strerror(errno));
         return RB_IO_ERROR;
     default:
-        rb_error__set(err, RB_EUNREACHABLE, "TLS: %s",
-                      reason_of(ssl_error_text(buf, sizeof(buf))));
+        ssl_error_text(buf, sizeof(buf));
+        rb_error__set(err, RB_EUNREACHABLE, "TLS: %s%s", reason_of(buf),
+                      strstr(buf, "certificate required")
+                          ? " (the server wants a client certificate: "
+                            "--cert and --key)" : "");
         return RB_IO_ERROR;
     }
 }
