@@ -114,9 +114,13 @@ int cli_parse(int argc, char **argv, void **table, struct arg_end *end,
 /* Say msg (formatted) on stderr, end the --json object with outcome and
  * reason from code and msg, and return code. */
 int cli_fail(int code, const char *fmt, ...) CLI_PRINTF(2, 3);
-/* The same for a reason about `who` (a worker, a barrier): stderr says
- * "rbarrier: <who>: <reason>", the JSON reason is the reason alone. */
-int cli_fail_as(int code, const char *who, const char *reason);
+/* The same for a message about `who` (a worker): stderr says
+ * "rbarrier: <who>: <msg>"; the JSON reason is msg without a leading
+ * "<name>: " (the library names the barrier; JSON has it in "name"). */
+int cli_fail_as(int code, const char *who, const char *msg,
+                const char *name);
+/* msg past a leading "<name>: ", for a JSON reason. */
+const char *cli_reason(const char *msg, const char *name);
 /* Say a line on stderr without ending anything (warnings, notes). */
 void cli_message(const char *fmt, ...) CLI_PRINTF(1, 2);
 void cli_say(const char *msg);

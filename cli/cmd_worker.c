@@ -148,7 +148,7 @@ int cmd_worker(int argc, char **argv)
             char who[40];
 
             snprintf(who, sizeof(who), "worker %ld", index);
-            cli_fail_as(code, who, err.msg);
+            cli_fail_as(code, who, err.msg, o.name);
         } else
             cli_done(code, NULL);
 out:

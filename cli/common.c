@@ -141,17 +141,26 @@ void cli_say(const char *msg)
         free(line);
 }
 
-int cli_fail_as(int code, const char *who, const char *reason)
+const char *cli_reason(const char *msg, const char *name)
+{
+    size_t len = name ? strlen(name) : 0;
+
+    if (len && strncmp(msg, name, len) == 0 && strncmp(msg + len, ": ", 2) == 0)
+        return msg + len + 2;
+    return msg;
+}
+
+int cli_fail_as(int code, const char *who, const char *msg,
+                const char *name)
 {
     char stack[2048], *line = stack;
-    size_t need = strlen(who) + strlen(reason) + 3;
+    size_t need = strlen(who) + strlen(msg) + 3;
 
     if (need > sizeof(stack) && (line = malloc(need)) == NULL)
         line = stack;
-    snprintf(line, line == stack ? sizeof(stack) : need, "%s: %s", who,
-             reason);
+    snprintf(line, line == stack ? sizeof(stack) : need, "%s: %s", who, msg);
     cli_say(line);
-    cli_done(code, reason);
+    cli_done(code, cli_reason(msg, name));
     if (line != stack)
         free(line);
     return code;

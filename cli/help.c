@@ -103,6 +103,10 @@ static void print_usage_line(FILE *f, void **table, const char *cmd)
             continue;
         if (strncmp(words, "-", 1) != 0)
             continue;
+        /* The usage line names an option once, by its long name. */
+        if (words[1] != '-' && strstr(words, ", --"))
+            memmove(words, strstr(words, ", --") + 2,
+                    strlen(strstr(words, ", --") + 2) + 1);
         snprintf(item, sizeof(item), (*h)->mincount > 0 ? "%s" : "[%s]",
                  words);
         if (col + 1 + (int)strlen(item) > WIDTH) {
