@@ -37,7 +37,9 @@ static const tls_flag str_flags[] = {
 
 static rb_tls_opts tls;
 static int insecure_warned;
-static char client_name[512];
+/* A label, so cut at 255 bytes rather than refused: rb_conn_new takes
+ * names up to that length, and a barrier name and an id may be longer. */
+static char client_name[256];
 
 static struct arg_str **str_field(cli_common *c, size_t i)
 {
