@@ -114,7 +114,7 @@ int cli_demo_server_start(cli_demo_server *s, rb_error *err)
         tmp = "/tmp";
     snprintf(s->dir, sizeof(s->dir), "%s/rbarrier-demo.XXXXXX", tmp);
     if (mkdtemp(s->dir) == NULL) {
-        snprintf(err->msg, sizeof(err->msg), "mkdtemp %s: %s", s->dir,
+        snprintf(err->msg, sizeof(err->msg), "mkdtemp %.400s: %s", s->dir,
                  strerror(errno));
         s->dir[0] = '\0';
         return err->code = RB_EREDIS;
