@@ -1,22 +1,39 @@
-# rbarrier in a container: `docker build -t rbarrier .`, then e.g.
+# rbarrier in a container: `docker build -t rbarrier .` builds the CLI image
+# (the last stage), e.g.
 #   docker run --rm -e RBARRIER_URL=redis://redis-host:6379/0 rbarrier \
 #       wait --name ckpt --n 4 --timeout 60
-# docker-compose.yml uses this image for its four demo workers.
+# docker-compose.yml builds its Redis from the `redis` stage and its four
+# demo workers from the `runtime` stage, so the cluster needs no image but
+# debian:bookworm-slim.
 
 # ---- build stage: compile build/rbarrier with the Debian 12 toolchain ----
+# (gcc and make rather than build-essential: no C++ compiler, no dpkg-dev)
 FROM debian:bookworm-slim AS build
 RUN apt-get update \
     && apt-get install -y --no-install-recommends \
-        build-essential pkg-config libhiredis-dev libargtable2-dev libcmocka-dev \
+        gcc libc6-dev make pkg-config libhiredis-dev libargtable2-dev libssl-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
-RUN make
+RUN make build/rbarrier
 
-# ---- runtime stage: the binary, its two shared libraries, the examples ----
-FROM debian:bookworm-slim
+# ---- redis stage: Debian's redis-server, keeping nothing on disk ----
+FROM debian:bookworm-slim AS redis
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libhiredis0.14 libargtable2-0 \
+    && apt-get install -y --no-install-recommends redis-server \
+    && rm -rf /var/lib/apt/lists/*
+USER redis
+WORKDIR /var/lib/redis
+EXPOSE 6379
+# No config file: listen on every interface of the container; protected mode
+# would refuse the other containers, which reach it over the compose network.
+CMD ["redis-server", "--protected-mode", "no", "--save", "", "--appendonly", "no"]
+
+# ---- runtime stage (the default image): the binary, the shared libraries
+# it links, the examples ----
+FROM debian:bookworm-slim AS runtime
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libhiredis0.14 libargtable2-0 libssl3 \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/rbarrier /usr/local/bin/rbarrier
 COPY examples/ /usr/local/share/rbarrier/examples/
