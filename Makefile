@@ -52,7 +52,7 @@ UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 .PHONY: all test check unit integration asan valgrind bench demo clean lint-lua \
-        install uninstall
+        install uninstall test-compose
 all: $(BUILD)/rbarrier $(BUILD)/librbarrier.a $(BUILD)/$(SOLIB) $(BUILD)/rbarrier.pc
 
 $(BUILD)/gen/rb_scripts.c: $(LUA) $(LUA_INCLUDES) tools/embed-lua.sh
@@ -136,6 +136,11 @@ valgrind:
 	    TESTS="$(VALGRIND_TESTS)" test
 
 VALGRIND_TESTS ?= tests/integration/t_basic.sh tests/integration/t_badinput.sh
+
+# The docker-compose cluster started for real with podman (as root; installs
+# podman and makes a debian:bookworm-slim base image when there is none).
+test-compose:
+	$(Q)bash tests/compose/run.sh
 
 demo: $(BUILD)/rbarrier
 	$(BUILD)/rbarrier demo
