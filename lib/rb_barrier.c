@@ -85,6 +85,23 @@ static rb_call call_block(long long slice_ms)
     return call;
 }
 
+/* The last slice before this party's --timeout: Redis' blocking timeouts
+ * tick at 100 ms (a 0.3 s BLMOVE returns after about 0.4 s), so the slice
+ * asks the server for a little more than the time left and the client
+ * cuts the call at the deadline itself. */
+#define RB_LAST_SLICE_EXTRA_MS 250
+
+static rb_call call_last_block(const waiter *w, long long slice_ms)
+{
+    rb_call call = {
+        .deadline = rb_deadline__exact(w->party.until_ms),
+        .block_ms = (int)(slice_ms + RB_LAST_SLICE_EXTRA_MS),
+        .cancellable = 1,
+    };
+
+    return call;
+}
+
 static rb_call call_grace(void)
 {
     rb_call call = {
@@ -429,18 +446,19 @@ static int heartbeat(waiter *w, int *rc, rb_error *err)
  * whole slice on a list that will never be filled. It also means a BLMOVE
  * only ever runs on a connection where this party's entry was just seen,
  * never first thing on a new server. */
-static int block_slice(waiter *w, long long slice_ms, int *rc, rb_error *err)
+static int block_slice(waiter *w, long long slice_ms, int last, int *rc,
+                       rb_error *err)
 {
     char secs[32];
     const char *argv[6];
     size_t lens[6];
     int argc, i;
-    rb_call call = call_block(slice_ms);
+    rb_call call = last ? call_last_block(w, slice_ms) : call_block(slice_ms);
     redisReply *r = NULL;
     const char *text;
 
     if (!rb_conn__no_blmove(w->c)) {
-        snprintf(secs, sizeof(secs), "%.3f", (double)slice_ms / 1000.0);
+        snprintf(secs, sizeof(secs), "%.3f", (double)call.block_ms / 1000.0);
         argv[0] = "BLMOVE";
         argv[1] = w->out_key;
         argv[2] = w->out_key;
@@ -450,7 +468,8 @@ static int block_slice(waiter *w, long long slice_ms, int *rc, rb_error *err)
         argc = 6;
     } else {
         /* Servers before 6.0 take whole seconds only. */
-        snprintf(secs, sizeof(secs), "%lld", (slice_ms + 999) / 1000);
+        snprintf(secs, sizeof(secs), "%lld",
+                 ((long long)call.block_ms + 999) / 1000);
         argv[0] = "BRPOPLPUSH";
         argv[1] = w->out_key;
         argv[2] = w->out_key;
@@ -463,7 +482,7 @@ static int block_slice(waiter *w, long long slice_ms, int *rc, rb_error *err)
     if (*rc == RB_EREDIS && !rb_conn__no_blmove(w->c) &&
         strstr(err->msg, "unknown command")) {
         rb_conn__set_no_blmove(w->c);
-        return block_slice(w, slice_ms, rc, err);
+        return block_slice(w, slice_ms, last, rc, err);
     }
     if (*rc == RB_EUNREACHABLE)
         return 0;
@@ -490,12 +509,17 @@ static int wait_loop(waiter *w, rb_error *err)
     report_progress(w, NULL, 1);
     for (;;) {
         long long now = rb_now_ms(), slice = w->slice_ms;
+        int last = 0;
 
         if (rb_deadline__over(&w->party, now))
             return timed_out(w, err);
-        if (rb_deadline__left(&w->party, now) < slice)
-            slice = rb_deadline__left(&w->party, now);
-        if (block_slice(w, slice, &rc, err)) {
+        if (w->party.until_ms && w->party.until_ms - now <= slice) {
+            slice = w->party.until_ms - now;
+            last = 1;
+        }
+        if (block_slice(w, slice, last, &rc, err)) {
+            if (rc == RB_ETIMEOUT)
+                return timed_out(w, err);
             if (rc == RB_ECANCELED)
                 return abandon(w, "interrupted", "arrivals", RB_ECANCELED,
                                err);
