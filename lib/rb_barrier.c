@@ -45,6 +45,7 @@ typedef struct waiter {
     rb_deadline party;        /* this party's --timeout (until 0: none) */
     long long started;
     long long progress_at;    /* when progress is next due */
+    int cut;                  /* the last slice was cut at the deadline */
 } waiter;
 
 /* ---- how long each call may try (the one place this file says it) ---- */
@@ -102,10 +103,17 @@ static rb_call call_last_block(const waiter *w, long long slice_ms)
     return call;
 }
 
-static rb_call call_grace(void)
+/* After the client cut the last slice at the deadline it has not heard
+ * from the server for a while: a server that hung must not hold a party
+ * that timed out much longer than its --timeout. */
+#define RB_CUT_GRACE_MS 1000
+
+static rb_call call_grace(const waiter *w)
 {
     rb_call call = {
-        .deadline = rb_deadline__within(rb_now_ms(), RB_ABANDON_GRACE_MS),
+        .deadline = rb_deadline__within(rb_now_ms(),
+                                        w->cut ? RB_CUT_GRACE_MS
+                                               : RB_ABANDON_GRACE_MS),
     };
 
     return call;
@@ -169,7 +177,7 @@ static int abandon(waiter *w, const char *what, const char *form, int code,
     const char *keys[3] = { w->base, w->in_key, w->out_key };
     const char *args[6] = { w->gen, w->o->id, what, w->linger, form,
                             w->o->expect };
-    rb_call call = call_grace();
+    rb_call call = call_grace(w);
     redisReply *r = NULL;
     rb_round_reply rr;
     rb_error aerr = { RB_EPROTO, "unexpected reply" };
@@ -179,6 +187,11 @@ static int abandon(waiter *w, const char *what, const char *form, int code,
 
     rc = rb_script__run(w->c, RB_SCRIPT_ABANDON, keys, args,
                         w->o->expect ? 6 : 5, &call, &r, &aerr);
+    if (rc == RB_EUNREACHABLE && code == RB_ETIMEOUT) {
+        /* Redis went away or hung: that, not the timeout, is the news
+         * (nobody could be told, and nobody else can pass either). */
+        return rb_error__set(err, RB_EUNREACHABLE, "%s", aerr.msg);
+    }
     if (rc != RB_OK || rb_reply__round(r, &rr) != RB_OK ||
         rr.kind == RB_ROUND_WAIT) {
         freeReplyObject(r);
@@ -518,8 +531,10 @@ static int wait_loop(waiter *w, rb_error *err)
             last = 1;
         }
         if (block_slice(w, slice, last, &rc, err)) {
-            if (rc == RB_ETIMEOUT)
+            if (rc == RB_ETIMEOUT) {
+                w->cut = 1;
                 return timed_out(w, err);
+            }
             if (rc == RB_ECANCELED)
                 return abandon(w, "interrupted", "arrivals", RB_ECANCELED,
                                err);
@@ -541,7 +556,7 @@ static int release(waiter *w, rb_error *err)
 {
     const char *keys[3] = { w->base, w->in_key, w->out_key };
     const char *args[3] = { w->gen, w->o->id, w->linger };
-    rb_call call = call_grace();
+    rb_call call = call_grace(w);
     redisReply *r = NULL;
     rb_round_reply rr;
     int rc;
