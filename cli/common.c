@@ -459,6 +459,8 @@ int cli_open(const rb_url *url, rb_conn **out)
     opts.cancel_fd = signal_pipe[0];
     opts.connect_timeout_ms = connect_timeout_ms;
     opts.on_unreachable = say_unreachable;
+    opts.client_name = cli_connopts_client_name();
+    opts.tls = cli_connopts_tls(url);
     if (rb_conn_new(out, url, &opts, &err) != RB_OK)
         return cli_fail(cli_exit_code(err.code, 0), "%s", err.msg);
     return -1;

@@ -155,6 +155,15 @@ typedef struct rb_conn_opts {
                                 to a pipe) */
     rb_unreachable_fn on_unreachable;  /* may be NULL */
     void *payload;           /* passed to on_unreachable */
+    const char *client_name; /* CLIENT SETNAME on every connection; NULL:
+                                none (a server that refuses it is used
+                                unnamed) */
+    const rb_tls_opts *tls;  /* for rediss:// URLs; NULL: defaults */
+    int replicas;            /* > 0: follow every call with a write of its
+                                own and WAIT replicas; a call not
+                                acknowledged by that many replicas is resent
+                                until its deadline, then fails (RB_EREDIS,
+                                naming the shortfall) */
 } rb_conn_opts;
 
 /* Designated, so a field added later is zero (its default) here too. */

@@ -1,0 +1,66 @@
+#ifndef RB_NODE_H
+#define RB_NODE_H
+
+/*
+ * A node is one server: its address, its stream (rb_stream.h) and a
+ * hiredis reader for the protocol. It connects with poll and a deadline,
+ * sends its handshake (AUTH, SELECT, CLIENT SETNAME) in one write, and
+ * makes one exchange at a time: some commands in one write, their replies
+ * read by poll until a time given by the caller. It never retries; what a
+ * failure means is the router's decision (rb_conn.c).
+ */
+
+#include "rb_stream.h"
+
+typedef struct rb_node rb_node;
+
+typedef enum rb_node_io {
+    RB_NODE_OK,         /* replies read (some may be error replies) */
+    RB_NODE_FAILED,     /* no connection, or it broke: the node dropped it */
+    RB_NODE_REFUSED,    /* refused for good (AUTH, SELECT, a certificate
+                           that does not verify): retrying cannot help */
+    RB_NODE_CANCELED,   /* the cancel fd fired: the node dropped it */
+    RB_NODE_EXPIRED     /* no reply by the time given: the node dropped it */
+} rb_node_io;
+
+typedef struct rb_node_hello {
+    const char *user;          /* NULL or "": none */
+    const char *password;      /* NULL: no AUTH */
+    int db;                    /* 0: no SELECT */
+    const char *client_name;   /* NULL or "": no CLIENT SETNAME */
+} rb_node_hello;
+
+typedef struct rb_cmd {
+    int argc;
+    const char **argv;
+    const size_t *lens;
+} rb_cmd;
+
+#define RB_NODE_CMDS_MAX 4
+
+/* A node for host:port, or for a unix socket when path is not NULL.
+ * @return NULL when out of memory */
+rb_node *rb_node__new(const char *host, int port, const char *path);
+void rb_node__free(rb_node *n);
+
+/* "host:port", "[v6]:port" or "unix:///path": for messages. */
+const char *rb_node__name(const rb_node *n);
+int rb_node__is(const rb_node *n, const char *host, int port);
+int rb_node__connected(const rb_node *n);
+void rb_node__drop(rb_node *n);
+
+/* Connect (one attempt, until until_ms) and run the handshake.
+ * RB_NODE_FAILED and RB_NODE_REFUSED set err (RB_EUNREACHABLE, RB_EREDIS). */
+rb_node_io rb_node__connect(rb_node *n, const rb_stream_cfg *cfg,
+                       const rb_node_hello *hello, long long until_ms,
+                       int cancel_fd, rb_error *err);
+
+/* Send ncmds (<= RB_NODE_CMDS_MAX) commands in one write and read their
+ * replies, until reply_by (rb_now_ms clock). On RB_NODE_OK every replies[i]
+ * is set, for the caller to free; on anything else none is, the connection
+ * is dropped, and err says why (RB_EUNREACHABLE, RB_EPROTO). */
+rb_node_io rb_node__exchange(rb_node *n, const rb_cmd *cmds, int ncmds,
+                        long long reply_by, int cancel_fd,
+                        redisReply **replies, rb_error *err);
+
+#endif
