@@ -89,6 +89,7 @@ typedef struct cli_common {
     struct arg_str *user, *cacert, *cacertdir, *cert, *key, *sni;
     struct arg_lit *insecure;
     struct arg_str *connect_timeout;
+    struct arg_str *replicas;
 } cli_common;
 
 void cli_common_init(cli_common *c);
@@ -96,7 +97,7 @@ void cli_common_init(cli_common *c);
 /* Put every common option into table (exactly CLI_COMMON_COUNT entries),
  * so a subcommand's table is its own options, these, and its arg_end:
  * `void *table[OWN + CLI_COMMON_COUNT + 1]`. Returns CLI_COMMON_COUNT. */
-#define CLI_COMMON_COUNT (5 + CLI_CONNOPTS_COUNT)
+#define CLI_COMMON_COUNT (6 + CLI_CONNOPTS_COUNT)
 size_t cli_common_table(const cli_common *c, void **table);
 
 /* Parse argv against table (NULL-checked). Returns -1 to go on, or the exit

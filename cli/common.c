@@ -29,6 +29,10 @@ void cli_common_init(cli_common *c)
                                   "keep trying to reach Redis for SEC "
                                   "seconds (default: until --timeout, or "
                                   "one attempt)");
+    c->replicas = arg_str0(NULL, "replicas", "K",
+                           "each state change waits until K replicas have "
+                           "it (WAIT K), resent until the deadline; short "
+                           "of K: exit 1");
     cli_connopts_init(c);
 }
 
@@ -40,6 +44,7 @@ size_t cli_common_table(const cli_common *c, void **table)
     table[k++] = c->prefix;
     table[k++] = c->json;
     table[k++] = c->connect_timeout;
+    table[k++] = c->replicas;
     k += cli_connopts_table(c, table + k);
     table[k++] = c->help;
     return k;
@@ -58,6 +63,7 @@ int cli_error(rb_error *err, const char *fmt, ...)
 
 /* Set by cli_url, applied by cli_open: every subcommand calls both. */
 static long long connect_timeout_ms;
+static long replicas;
 
 /* ---- output ---------------------------------------------------------- */
 
@@ -334,6 +340,10 @@ int cli_url(const cli_common *common, rb_url *url, rb_error *err)
                            "--connect-timeout", 0, CLI_TIMEOUT_MAX_MS,
                            &connect_timeout_ms, err) != RB_OK)
         return RB_EINVAL;
+    if (common->replicas->count &&
+        cli_parse_long(common->replicas->sval[0], "--replicas", 0, 1000,
+                       &replicas, err) != RB_OK)
+        return RB_EINVAL;
     if (text == NULL) {
         text = getenv("RBARRIER_URL");
         from_env = text != NULL && text[0] != '\0';
@@ -458,6 +468,7 @@ int cli_open(const rb_url *url, rb_conn **out)
         return cli_fail(CLI_EXIT_REDIS, "pipe: %s", strerror(errno));
     opts.cancel_fd = signal_pipe[0];
     opts.connect_timeout_ms = connect_timeout_ms;
+    opts.replicas = (int)replicas;
     opts.on_unreachable = say_unreachable;
     opts.client_name = cli_connopts_client_name();
     opts.tls = cli_connopts_tls(url);

@@ -43,9 +43,7 @@
 
 /* One connect attempt waits this long at most. */
 #define RB_CONNECT_ATTEMPT_MS 2000
-/* The unreachable notice is for long retries: one that ends (or succeeds)
- * within moments is not worth a line on stderr. */
-#define RB_NOTICE_LEFT_MS 15000
+/* The unreachable notice comes after this long of failing. */
 #define RB_NOTICE_AFTER_MS 5000
 #define RB_NODES_MAX 64
 #define RB_SLOTS 16384
@@ -502,18 +500,17 @@ static int next_delay(int delay, int cap)
     return delay * 2 > cap ? cap : delay * 2;
 }
 
-/* Tell the caller once that Redis cannot be reached, when the retrying is
- * long enough to be worth a line: the last attempt leaves a long time to
- * go, or the retrying has already lasted a while. */
+/* Tell the caller once that Redis cannot be reached, when the retrying
+ * has lasted a while and goes on: a restart or a pause of a few seconds is
+ * not worth a line on stderr, a server that stays away is. */
 static void notice(rb_conn *c, const rb_deadline *d, long long failing_since,
                    const rb_error *err)
 {
     long long now = rb_now_ms(), left = rb_deadline__left(d, now);
 
     if (c->noticed || c->opts.on_unreachable == NULL || left == 0 ||
-        err->code != RB_EUNREACHABLE)
-        return;
-    if (left < RB_NOTICE_LEFT_MS && now - failing_since < RB_NOTICE_AFTER_MS)
+        err->code != RB_EUNREACHABLE ||
+        now - failing_since < RB_NOTICE_AFTER_MS)
         return;
     c->noticed = 1;
     c->opts.on_unreachable(c->opts.payload, err->msg,

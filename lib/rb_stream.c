@@ -8,14 +8,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "rb_stream.h"
 
 static ssize_t plain_read(rb_stream *s, void *buf, size_t len, rb_error *err)
 {
-    ssize_t n = recv(s->fd, buf, len, 0);
+    ssize_t n = read(s->fd, buf, len);
 
     if (n >= 0)
         return n;
@@ -28,9 +27,9 @@ static ssize_t plain_read(rb_stream *s, void *buf, size_t len, rb_error *err)
 static ssize_t plain_write(rb_stream *s, const void *buf, size_t len,
                            rb_error *err)
 {
-    /* MSG_NOSIGNAL: a server that went away must be an error here, not a
-     * SIGPIPE for a library user who did not ignore it. */
-    ssize_t n = send(s->fd, buf, len, MSG_NOSIGNAL);
+    /* write(2), as hiredis does: a server that went away raises SIGPIPE,
+     * which a program ignores (the CLI does) to get EPIPE here. */
+    ssize_t n = write(s->fd, buf, len);
 
     if (n > 0)
         return n;

@@ -133,9 +133,9 @@ typedef struct rb_tls_opts {
 
 typedef struct rb_conn rb_conn;
 
-/* Called once per handle, the first time Redis cannot be reached and the
- * call goes on retrying for a while (not for a one-attempt call, nor for a
- * retry that will be over in moments): `what` is the one-line reason
+/* Called once per handle, when a call has failed to reach Redis for about
+ * 5 seconds and goes on retrying (a restart or a pause of a few seconds
+ * stays silent): `what` is the one-line reason
  * ("cannot reach Redis at host:port: Connection refused", never a
  * password) and left_ms how much longer it retries (0: no limit). */
 typedef void (*rb_unreachable_fn)(void *payload, const char *what,
