@@ -51,7 +51,7 @@ NO_UNDEFINED = $(if $(findstring sanitize,$(EXTRA_CFLAGS) $(LDFLAGS)),,-Wl,--no-
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test check unit integration asan valgrind bench demo clean lint-lua \
+.PHONY: all test check unit integration test-cluster asan valgrind bench demo clean lint-lua \
         install uninstall test-compose
 all: $(BUILD)/rbarrier $(BUILD)/librbarrier.a $(BUILD)/$(SOLIB) $(BUILD)/rbarrier.pc
 
@@ -119,6 +119,11 @@ integration: $(BUILD)/rbarrier $(BUILD)/rbarrier-fault
 	    RB_CC="$(CC)" RB_CFLAGS="$(EXTRA_CFLAGS)" RB_LDFLAGS="$(LDFLAGS)" \
 	    RBARRIER_FAULT_BIN="$(TEST_WRAP) $(abspath $(BUILD)/rbarrier-fault)" \
 	    bash tests/run.sh $(TESTS)
+
+# Redis Cluster and Sentinel on loopback (tests/cluster): servers started
+# and stopped by the tests; under 5 minutes.
+test-cluster: $(BUILD)/rbarrier $(BUILD)/rbarrier-fault
+	$(Q)$(MAKE) --no-print-directory integration TESTS="$(sort $(wildcard tests/cluster/t_*.sh))"
 
 test check: all
 	$(Q)$(MAKE) --no-print-directory lint-lua

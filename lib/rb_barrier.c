@@ -119,10 +119,10 @@ static rb_call call_grace(const waiter *w)
     return call;
 }
 
-static rb_call call_admin(void)
+static rb_call call_admin(const rb_conn *c)
 {
     rb_call call = {
-        .deadline = rb_deadline__within(rb_now_ms(), RB_RESEND_WINDOW_MS),
+        .deadline = rb_conn__op_deadline(c),
         .cancellable = 1,
     };
 
@@ -651,7 +651,7 @@ static int read_values(waiter *w, rb_error *err)
     char key[RB_KEY_MAX];
     const char *argv[4] = { "LRANGE", key, "0", "-1" };
     size_t lens[4], i, count;
-    rb_call call = call_admin();
+    rb_call call = call_admin(w->c);
     redisReply *r = NULL, **items;
     int rc;
 
@@ -747,7 +747,7 @@ int rb_barrier_status(rb_conn *c, const char *prefix, const char *name,
     rb_error local;
     char base[RB_KEY_MAX];
     const char *keys[1] = { base };
-    rb_call call = call_admin();
+    rb_call call = call_admin(c);
     redisReply *r = NULL;
     int rc;
 
@@ -786,7 +786,7 @@ int rb_barrier_reset(rb_conn *c, const char *prefix, const char *name,
     char base[RB_KEY_MAX], nonce_key[RB_KEY_MAX], linger[24], ttl[24];
     const char *keys[2] = { base, nonce_key };
     const char *args[2] = { linger, ttl };
-    rb_call call = call_admin();
+    rb_call call = call_admin(c);
     redisReply *r = NULL;
     rb_reset_reply rs;
     long t = ttl_s > 0 ? ttl_s : 86400;

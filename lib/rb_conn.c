@@ -424,7 +424,8 @@ static rb_node_io route(rb_conn *c, const char *key, size_t keylen,
                         const rb_deadline *d, int cancel_fd, int *out,
                         rb_error *err)
 {
-    rb_node_io io;
+    rb_node_io io = RB_NODE_FAILED;
+    int tries;
 
     *out = -1;
     if (c->mode == ROUTE_SENTINEL) {
@@ -453,13 +454,16 @@ static rb_node_io route(rb_conn *c, const char *key, size_t keylen,
         *out = idx;
         return RB_NODE_OK;
     }
-    /* One server, or seeds in turn: a seed that fails hands over to the
-     * next one at the next attempt. */
+    /* One server, or seeds in turn: one attempt tries each seed once,
+     * from the one that served last. */
     if (c->current < 0)
         c->current = 0;
-    io = open_node(c, c->nodes[c->current], d, cancel_fd, err);
-    if (io == RB_NODE_FAILED && c->nnodes > 1)
+    for (tries = 0; tries < c->nnodes; tries++) {
+        io = open_node(c, c->nodes[c->current], d, cancel_fd, err);
+        if (io != RB_NODE_FAILED)
+            break;
         c->current = (c->current + 1) % c->nnodes;
+    }
     if (io != RB_NODE_OK)
         return io;
     *out = c->current;
@@ -690,13 +694,19 @@ static rb_node_io exchange(rb_conn *c, int idx, int asking, int argc,
             rb_acl__explain(err, r[main_at]->str, argc, argv, lens);
         } else if (*v == V_MOVED || *v == V_ASK)
             rb_error__set(err, RB_EREDIS, "%s", r[main_at]->str);
+        else if (*v == V_REROUTE)
+            rb_error__set(err, RB_EUNREACHABLE, "Redis at %s cannot take "
+                          "the call now: %s", rb_node__name(c->nodes[idx]),
+                          r[main_at]->str);
         else
             rb_error__set(err, RB_EUNREACHABLE, "Redis is not ready: %s",
                           r[main_at]->str);
     } else if (wait_at >= 0 && (r[wait_at]->type != REDIS_REPLY_INTEGER ||
                                 r[wait_at]->integer < c->opts.replicas)) {
-        /* One attempt leaves the resend to the caller's next call. */
-        *v = V_RESEND;
+        /* Short of replicas: the node may be a master the others left
+         * behind (a failover under way), so ask for the route again; one
+         * attempt leaves the resend to the caller's next call. */
+        *v = V_REROUTE;
         rb_error__set(err, d->kind == RB_DEADLINE_UNTIL ? RB_EREDIS
                                                         : RB_EUNREACHABLE,
                       "only %lld of %d replicas "
@@ -778,7 +788,6 @@ int rb_conn__call(rb_conn *c, int argc, const char **argv,
             continue;
         } else if (v == V_REROUTE) {
             forget_route(c, idx);
-            rb_error__set(err, RB_EUNREACHABLE, "%s", err->msg);
         }
 
         /* Resend as the deadline allows. */
@@ -803,6 +812,16 @@ rb_deadline rb_conn__reach(const rb_conn *c, long long party_until)
 {
     return rb_deadline__reach(rb_now_ms(), party_until,
                               c->opts.connect_timeout_ms);
+}
+
+rb_deadline rb_conn__op_deadline(const rb_conn *c)
+{
+    long long ms = c->opts.replicas > 0 ? RB_RESEND_WINDOW_REPLICAS_MS
+                                        : RB_RESEND_WINDOW_MS;
+
+    if (c->opts.connect_timeout_ms > ms)
+        ms = c->opts.connect_timeout_ms;
+    return rb_deadline__within(rb_now_ms(), ms);
 }
 
 int rb_conn__connect(rb_conn *c, const rb_deadline *d, rb_error *err)

@@ -81,8 +81,13 @@ long long rb_deadline__reply_by(const rb_deadline *d, long long now,
 #define RB_BACKOFF_FLOOR_MS 100
 #define RB_REPLY_GRACE_MS 500
 /* How long a call of an operation without a deadline of its own (status,
- * reset, sync, train, get, set) resends after a dropped connection. */
+ * reset, sync, train, get, set) resends after a dropped connection; with
+ * --replicas longer, since a Sentinel failover leaves the new master
+ * without an acknowledging replica until the old one is turned into one
+ * (about 11 s: the sentinels' INFO period), and never shorter than
+ * --connect-timeout. rb_conn__op_deadline applies it. */
 #define RB_RESEND_WINDOW_MS 10000
+#define RB_RESEND_WINDOW_REPLICAS_MS 30000
 
 /* How one command is sent. Write it with designated initializers:
  *   rb_call call = { .deadline = rb_deadline__within(rb_now_ms(), 2000) }; */
@@ -110,6 +115,9 @@ int rb_conn__call(rb_conn *c, int argc, const char **argv,
  * deadline is party_until (0: none): rb_deadline__reach with the handle's
  * --connect-timeout. */
 rb_deadline rb_conn__reach(const rb_conn *c, long long party_until);
+
+/* The deadline of an operation without one of its own, from now. */
+rb_deadline rb_conn__op_deadline(const rb_conn *c);
 
 /* Connect now (no-op when connected) within d. */
 int rb_conn__connect(rb_conn *c, const rb_deadline *d, rb_error *err);

@@ -110,7 +110,7 @@ int rb_param_sync(char **out, rb_conn *c, const char *prefix,
     const char *keys[2] = { global, localk };
     const char *args[1] = { ttl };
     rb_call call = {
-        .deadline = rb_deadline__within(rb_now_ms(), RB_RESEND_WINDOW_MS),
+        .deadline = rb_conn__op_deadline(c),
         .cancellable = 1,
     };
     redisReply *r = NULL;
@@ -141,7 +141,7 @@ int rb_param_train(char **local_out, char **global_out, rb_conn *c,
     const char *keys[3] = { global, localk, traink };
     const char *args[4];
     rb_call call = {
-        .deadline = rb_deadline__within(rb_now_ms(), RB_RESEND_WINDOW_MS),
+        .deadline = rb_conn__op_deadline(c),
         .cancellable = 1,
         .fault = RB_FAULT_TRAIN_REPLY,
     };
@@ -178,7 +178,7 @@ int rb_param_get(char **out, rb_conn *c, const char *prefix,
     const char *argv[2] = { "GET", global };
     size_t lens[2];
     rb_call call = {
-        .deadline = rb_deadline__within(rb_now_ms(), RB_RESEND_WINDOW_MS),
+        .deadline = rb_conn__op_deadline(c),
         .cancellable = 1,
     };
     redisReply *r = NULL;
@@ -207,7 +207,7 @@ int rb_param_set(rb_conn *c, const char *prefix, const char *param,
     const char *keys[1] = { global };
     const char *args[2] = { value, ttl };
     rb_call call = {
-        .deadline = rb_deadline__within(rb_now_ms(), RB_RESEND_WINDOW_MS),
+        .deadline = rb_conn__op_deadline(c),
         .cancellable = 1,
     };
     redisReply *r = NULL;

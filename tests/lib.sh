@@ -172,6 +172,114 @@ acl_readme_line() {
         sed 's/^ACL SETUSER rbarrier //'
 }
 
+# ---- Redis Cluster and Sentinel (tests/cluster) ---------------------------
+
+tcp_ready() { [ "$(redis-cli -p "$1" PING 2>/dev/null)" = PONG ]; }
+
+# start_cluster TAG MASTERS [REPLICAS_PER_MASTER]: cluster nodes on free
+# ports in $RB_TEST_TMP/cluster-TAG/<port>, joined with redis-cli --cluster
+# create; waits until every node says cluster_state:ok. Sets CLUSTER_PORTS
+# (masters first, as redis-cli assigns them) and CLUSTER_PIDS.
+start_cluster() {
+    local tag=$1 masters=$2 per=${3:-0} i try port addrs=()
+    CLUSTER_PORTS=() CLUSTER_PIDS=()
+    for ((i = 0; i < masters * (1 + per); i++)); do
+        for try in 1 2 3; do
+            port=$(free_port)
+            server_start "$RB_TEST_TMP/cluster-$tag/$port" tcp_ready "$port" -- \
+                --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+                --cluster-enabled yes --cluster-node-timeout 2000 \
+                --cluster-config-file nodes.conf --repl-diskless-sync yes \
+                --repl-diskless-sync-delay 0 && break
+            [ "$try" = 3 ] && return 1
+        done
+        CLUSTER_PORTS+=("$port") CLUSTER_PIDS+=("$SERVER_PID")
+        addrs+=("127.0.0.1:$port")
+    done
+    redis-cli --cluster create "${addrs[@]}" --cluster-replicas "$per" \
+        --cluster-yes >/dev/null 2>&1 || return 1
+    wait_until 30 cluster_settled || return 1
+}
+cluster_settled() {
+    local p
+    for p in "${CLUSTER_PORTS[@]}"; do
+        redis-cli -p "$p" CLUSTER INFO 2>/dev/null | grep -q '^cluster_state:ok' || return 1
+        [ "$(redis-cli -p "$p" CLUSTER INFO | sed -n 's/^cluster_known_nodes:\([0-9]*\).*/\1/p')" = "${#CLUSTER_PORTS[@]}" ] || return 1
+    done
+    redis-cli --cluster check "127.0.0.1:${CLUSTER_PORTS[0]}" 2>/dev/null | grep -q 'All 16384 slots covered'
+}
+# cluster_owner KEY: the port of the master that serves KEY now, as the
+# first node that answers sees it.
+cluster_owner() {
+    local p slot
+    for p in "${CLUSTER_PORTS[@]}"; do
+        slot=$(redis-cli -p "$p" CLUSTER KEYSLOT "$1" 2>/dev/null) || continue
+        [ -n "$slot" ] || continue
+        redis-cli -p "$p" CLUSTER NODES 2>/dev/null | awk -v s="$slot" '
+            $3 ~ /master/ && $3 !~ /fail/ {
+                for (i = 9; i <= NF; i++) {
+                    if ($i ~ /^\[/) continue
+                    n = split($i, r, "-"); if (n == 1) r[2] = r[1]
+                    if (s + 0 >= r[1] + 0 && s + 0 <= r[2] + 0) {
+                        split($2, a, "[:@]"); print a[2]; exit } } }'
+        return 0
+    done
+    return 1
+}
+
+# start_sentinel_setup TAG MASTER: a master and a replica (diskless sync,
+# no delay) and one sentinel watching them as MASTER, quorum 1, down after
+# 1 s. Sets SENT_MASTER_PORT, SENT_REPLICA_PORT, SENT_PORT and their PIDs
+# SENT_PIDS (master replica sentinel).
+start_sentinel_setup() {
+    local tag=$1 name=$2 dir=$RB_TEST_TMP/sentinel-$1 try
+    SENT_PIDS=()
+    for try in 1 2 3; do
+        SENT_MASTER_PORT=$(free_port)
+        server_start "$dir/master" tcp_ready "$SENT_MASTER_PORT" -- \
+            --port "$SENT_MASTER_PORT" --bind 127.0.0.1 --save '' \
+            --appendonly no --repl-diskless-sync yes \
+            --repl-diskless-sync-delay 0 && break
+        [ "$try" = 3 ] && return 1
+    done
+    SENT_PIDS+=("$SERVER_PID")
+    for try in 1 2 3; do
+        SENT_REPLICA_PORT=$(free_port)
+        server_start "$dir/replica" tcp_ready "$SENT_REPLICA_PORT" -- \
+            --port "$SENT_REPLICA_PORT" --bind 127.0.0.1 --save '' \
+            --appendonly no --repl-diskless-sync yes \
+            --repl-diskless-sync-delay 0 \
+            --replicaof 127.0.0.1 "$SENT_MASTER_PORT" && break
+        [ "$try" = 3 ] && return 1
+    done
+    SENT_PIDS+=("$SERVER_PID")
+    wait_until 20 _replica_synced "$SENT_REPLICA_PORT" || return 1
+    for try in 1 2 3; do
+        SENT_PORT=$(free_port)
+        mkdir -p "$dir/sentinel"
+        printf '%s\n' "port $SENT_PORT" "bind 127.0.0.1" \
+            "sentinel monitor $name 127.0.0.1 $SENT_MASTER_PORT 1" \
+            "sentinel down-after-milliseconds $name 1000" \
+            "sentinel failover-timeout $name 5000" \
+            "sentinel parallel-syncs $name 1" > "$dir/sentinel/sentinel.conf"
+        server_start "$dir/sentinel" tcp_ready "$SENT_PORT" -- \
+            "$dir/sentinel/sentinel.conf" --sentinel && break
+        [ "$try" = 3 ] && return 1
+    done
+    SENT_PIDS+=("$SERVER_PID")
+    wait_until 20 _sentinel_knows "$name" || return 1
+}
+_replica_synced() {
+    redis-cli -p "$1" INFO replication 2>/dev/null | grep -q '^master_link_status:up'
+}
+_sentinel_knows() {
+    redis-cli -p "$SENT_PORT" SENTINEL replicas "$1" 2>/dev/null | grep -q "$SENT_REPLICA_PORT"
+}
+# sentinel_master NAME: the port the sentinel names as NAME's master.
+sentinel_master() {
+    redis-cli -p "$SENT_PORT" SENTINEL get-master-addr-by-name "$1" 2>/dev/null | sed -n 2p
+}
+
 # stop_redis PID [SIGNAL]: signal a server (TERM by default) and wait until
 # it no longer runs.
 stop_redis() {

@@ -1,0 +1,44 @@
+# Redis Cluster, 3 masters with a replica each: the master of a barrier is
+# killed (kill -9) while 3 of 4 parties wait. Its replica takes over; every
+# party passes, or every party gets the same break; none hangs.
+. "$RB_TESTS_DIR/lib.sh"
+. "$RB_TESTS_DIR/fault/lib_fault.sh"
+trap kill_spawned EXIT
+
+t0=$(now_ms)
+start_cluster fo 3 1 || { not_ok "start a 3+3 cluster"; exit 1; }
+ok "a cluster of 3 masters and 3 replicas is up ($(since "$t0") ms)"
+url=redis://127.0.0.1:${CLUSTER_PORTS[0]}
+
+n=$(fresh fo)
+m=$(cluster_owner "rb:{$n}")
+for i in "${!CLUSTER_PORTS[@]}"; do
+    [ "${CLUSTER_PORTS[$i]}" = "$m" ] && mpid=${CLUSTER_PIDS[$i]}
+done
+for p in 1 2 3; do
+    spawn "$n.p$p" $RBARRIER wait --name "$n" --n 4 --id "p$p" --timeout 60 --url "$url"
+done
+wait_until 20 test "$(redis-cli -p "$m" ZCARD "rb:{$n}:1:in")" = 3
+expect_eq "3 of 4 parties wait on master :$m" 3 "$(redis-cli -p "$m" ZCARD "rb:{$n}:1:in")"
+# The arrivals reach the replica before the kill (replication is
+# asynchronous; WAIT makes that explicit).
+redis-cli -p "$m" WAIT 1 5000 >/dev/null
+t0=$(now_ms)
+kill -9 "$mpid"
+promoted() { o=$(cluster_owner "rb:{$n}"); [ -n "$o" ] && [ "$o" != "$m" ]; }
+wait_until 30 promoted
+check "a replica took over the slot ($(since "$t0") ms)" promoted
+spawn "$n.p4" $RBARRIER wait --name "$n" --n 4 --id p4 --timeout 60 --url "$url"
+for p in 1 2 3 4; do await "$n.p$p" 70; done
+codes="$(code_of "$n.p1") $(code_of "$n.p2") $(code_of "$n.p3") $(code_of "$n.p4")"
+check "none hangs ($codes)" test "${codes#*running}" = "$codes"
+if [ "$codes" = "0 0 0 0" ]; then
+    ok "all four pass across the failover"
+else
+    first=${codes%% *}
+    expect_eq "... or all four get the same break" "$first $first $first $first" "$codes"
+    for p in 1 2 3 4; do
+        check "... p$p says why" test -n "$(err_of "$n.p$p")"
+    done
+fi
+for pid in "${CLUSTER_PIDS[@]}"; do stop_redis "$pid"; done
