@@ -27,7 +27,7 @@ expect_eq "... in one line" 1 "$(printf '%s\n' "$err" | wc -l)"
 
 # 3. A long retry says so once, then goes on when Redis comes up.
 spawn "$name.get" $RBARRIER get --param "$name" --connect-timeout 60 --url "$dead"
-wait_until 10 grep -q 'retrying' "$RB_TEST_TMP/$name.get.err"
+wait_until 15 grep -q "retrying" "$RB_TEST_TMP/$name.get.err"
 expect_match "a long retry says once where and until when" \
     "^rbarrier: cannot reach Redis at 127\.0\.0\.1:$port: Connection refused; retrying until [0-2][0-9]:[0-5][0-9]:[0-5][0-9]$" \
     "$(err_of "$name.get")"
