@@ -519,7 +519,18 @@ static int wait_loop(waiter *w, rb_error *err)
 {
     int rc;
 
-    report_progress(w, NULL, 1);
+    if (w->o->progress && w->o->expect) {
+        /* Progress that names the missing ids needs the members: look at
+         * the round once before blocking (on terminals only). */
+        if (heartbeat(w, &rc, err)) {
+            if (rc == RB_ECANCELED)
+                return abandon(w, "interrupted", "arrivals", RB_ECANCELED,
+                               err);
+            return rc;
+        }
+    } else {
+        report_progress(w, NULL, 1);
+    }
     for (;;) {
         long long now = rb_now_ms(), slice = w->slice_ms;
         int last = 0;
