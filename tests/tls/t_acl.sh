@@ -51,6 +51,8 @@ every_subcommand() {
         clients=$(rcli CLIENT LIST | grep -v 'user=admin ')
         expect_match "CLIENT LIST: the waiting party is logged in as rbarrier" \
             "user=rbarrier " "$clients"
+        expect_match "CLIENT LIST: the waiting party's connection has its name" \
+            "name=rbarrier:wait:$b:p1 .*user=rbarrier " "$clients"
         ps -eo args > "$RB_TEST_TMP/acl.ps"
         check "no process's command line holds the password" \
             test "$(grep -cF -- "$pw" "$RB_TEST_TMP/acl.ps")" = 0

@@ -1,0 +1,111 @@
+# TLS (rediss://) against a redis-server that speaks only TLS (--port 0
+# --tls-port), with certificates this run made (tests/tls/make-certs.sh):
+#  1. every subcommand over rediss:// with --cacert (and $RBARRIER_CACERT,
+#     --cacertdir, the host name localhost); CLIENT LIST names the party;
+#  2. tls-auth-clients yes: passes with --cert/--key, exit 4 in one line
+#     without them;
+#  3. wrong CA, expired certificate, wrong host name: exit 4 with the reason,
+#     at once (retrying cannot help); --insecure passes and warns;
+#  4. mistakes: a plain URL with TLS flags (exit 2), a plain client on the
+#     TLS port and a TLS client on a plain port (exit 4, one line).
+. "$RB_TESTS_DIR/lib.sh"
+. "$RB_TESTS_DIR/fault/lib_fault.sh"
+trap kill_spawned EXIT
+
+tls_certs || { not_ok "make the test certificates with openssl"; exit 1; }
+start_redis_tls tls || { not_ok "start a TLS redis-server"; exit 1; }
+RB_TEST_SOCK=$REDIS_SOCK
+port=$REDIS_PORT
+export RBARRIER_URL=rediss://127.0.0.1:$port/0
+ca=$RB_CERTS/ca.crt
+
+# 1. Every subcommand.
+b=$(fresh tls-b) p=$(fresh tls-p)
+spawn "$b.p1" $RBARRIER wait --cacert "$ca" --name "$b" --n 2 --id p1 --timeout 30 --lease 1
+wait_arrived "$b" 1 || not_ok "the first party arrived over TLS"
+expect_match "CLIENT LIST during a wait shows the party's name" \
+    "name=rbarrier:wait:$b:p1( |$)" "$(rcli CLIENT LIST)"
+rb wait --cacert "$ca" --name "$b" --n 2 --id p2 --timeout 30
+expect_eq "wait: the second party passes" 0 $?
+await "$b.p1" 10
+expect_eq "wait: the first party passes" 0 "$(code_of "$b.p1")"
+expect_eq "wait: nothing on stderr" "" "$(err_of "$b.p1")"
+rb status --cacert "$ca" --name "$b" >/dev/null
+expect_eq "status" 0 $?
+rb reset --cacert "$ca" --name "$b" >/dev/null
+expect_eq "reset" 0 $?
+rb set --cacert "$ca" --param "$p" --value 5 >/dev/null
+expect_eq "set" 0 $?
+expect_eq "get" 5 "$(rb get --cacert "$ca" --param "$p")"
+expect_eq "sync" 5 "$(rb sync --cacert "$ca" --param "$p" --worker w0)"
+rb train --cacert "$ca" --param "$p" --worker w0 --by 3 >/dev/null
+expect_eq "train" 8 "$(rb get --cacert "$ca" --param "$p")"
+rb worker --cacert "$ca" --worker 0 --workers 1 --iters 2 --run "$(fresh tls-run)" >/dev/null
+expect_eq "worker" 0 $?
+out=$(rb demo --cacert "$ca" --url "$RBARRIER_URL" --workers 2 --iters 3)
+expect_eq "demo --url rediss://: its workers connect over TLS too" 0 $?
+expect_eq "demo lines" ok "$(demo_lines_check <(printf '%s\n' "$out") 2 3)"
+expect_eq "\$RBARRIER_CACERT instead of --cacert" 8 \
+    "$(RBARRIER_CACERT=$ca rb get --param "$p")"
+expect_eq "the host name localhost is verified too" 8 \
+    "$(rb get --cacert "$ca" --url "rediss://localhost:$port" --param "$p")"
+mkdir -p "$RB_TEST_TMP/cadir" && cp "$ca" "$RB_TEST_TMP/cadir/" &&
+    openssl rehash "$RB_TEST_TMP/cadir" 2>/dev/null
+expect_eq "--cacertdir" 8 "$(rb get --cacertdir "$RB_TEST_TMP/cadir" --param "$p")"
+
+# tls_fails WHAT REGEX ARGS...: exit 4, one line matching REGEX, quickly
+tls_fails() {
+    local what=$1 re=$2 t0 err code ms; shift 2
+    t0=$(now_ms)
+    err=$(rb "$@" 2>&1 >/dev/null)
+    code=$?
+    ms=$(since "$t0")
+    expect_eq "$what: exit 4" 4 "$code"
+    expect_eq "$what: one line" 1 "$(printf '%s\n' "$err" | wc -l)"
+    expect_match "$what: says why" "^rbarrier: $re" "$err"
+    check "$what: fails at once, not after retrying ($ms ms)" test "$ms" -lt 2500
+}
+
+# 2. A server that wants client certificates.
+TLS_AUTH_CLIENTS=yes start_redis_tls mtls || { not_ok "start an mTLS redis-server"; exit 1; }
+murl=rediss://127.0.0.1:$REDIS_PORT
+expect_eq "tls-auth-clients yes: --cert/--key pass" 0 \
+    "$(rb get --url "$murl" --cacert "$ca" --cert "$RB_CERTS/client.crt" \
+        --key "$RB_CERTS/client.key" --param x)"
+tls_fails "tls-auth-clients yes without --cert" ".*TLS: .*certificate required \(the server wants a client certificate: --cert and --key\)$" \
+    get --url "$murl" --cacert "$ca" --param x
+
+# 3. Certificates that must not verify.
+for bad in wrongca:"unable to get local issuer certificate" \
+           expired:"certificate has expired" \
+           wronghost:"IP address mismatch"; do
+    cert=${bad%%:*} reason=${bad#*:}
+    TLS_CERT=$cert start_redis_tls "$cert" || { not_ok "start a server with the $cert certificate"; continue; }
+    burl=rediss://127.0.0.1:$REDIS_PORT
+    tls_fails "$cert certificate" "TLS: certificate verify failed: $reason \(127\.0\.0\.1:$REDIS_PORT\)$" \
+        wait --url "$burl" --cacert "$ca" --name x --n 1 --connect-timeout 5
+    if [ "$cert" = wronghost ]; then
+        tls_fails "wrong host name localhost" "TLS: certificate verify failed: hostname mismatch" \
+            get --url "rediss://localhost:$REDIS_PORT" --cacert "$ca" --param x
+        expect_eq "--sni names the host the certificate is for" 0 \
+            "$(rb get --url "$burl" --cacert "$ca" --sni example.invalid --param x)"
+    fi
+    err=$(rb wait --url "$burl" --insecure --name "$(fresh insecure)" --n 1 2>&1)
+    expect_eq "$cert: --insecure passes" 0 $?
+    expect_match "$cert: --insecure warns on stderr" \
+        "^rbarrier: warning: --insecure: the server's TLS certificate is not checked" "$err"
+done
+tls_fails "no --cacert: the system's trust store does not know the test CA" \
+    "TLS: certificate verify failed: (unable to get local issuer certificate|self-signed certificate in certificate chain)" \
+    get --url "$RBARRIER_URL" --param x
+
+# 4. Mistakes.
+err=$(rb get --url "redis://127.0.0.1:$port" --cacert "$ca" --param x 2>&1)
+expect_eq "--cacert with redis:// is bad input" 2 $?
+expect_match "... and says so" "^rbarrier: --cacert needs a rediss://" "$err"
+err=$(rb get --url "redis://127.0.0.1:$port" --param x 2>&1)
+expect_eq "a plain client on the TLS port: exit 4" 4 $?
+expect_eq "... in one line" 1 "$(printf '%s\n' "$err" | wc -l)"
+start_redis plain || not_ok "start a plain redis-server"
+tls_fails "a TLS client on a plain port" "TLS: .*\(is that port a TLS port\?\)$" \
+    get --url "rediss://127.0.0.1:$REDIS_PORT" --cacert "$ca" --param x --connect-timeout 1
