@@ -77,6 +77,7 @@ struct rb_conn {
     int current;              /* ONE, SENTINEL: the serving node; -1: none */
     short *slot_node;         /* CLUSTER: node index per slot; -1: unknown */
     int map_stale;            /* CLUSTER: ask CLUSTER SLOTS before routing */
+    int probed;               /* ONE: asked whether it is a cluster */
     int connected_once;       /* a drop now is retried as the call says */
     int noticed;              /* on_unreachable was called */
     int no_blmove;
@@ -234,6 +235,57 @@ static long long attempt_until(const rb_deadline *d, long long now)
     return until;
 }
 
+static int is_str(const redisReply *r)
+{
+    return r && (r->type == REDIS_REPLY_STRING ||
+                 r->type == REDIS_REPLY_STATUS);
+}
+
+/* Fill the slot map from a CLUSTER SLOTS reply (masters only: rbarrier
+ * writes). Returns how many slot ranges it took. */
+static int load_slots(rb_conn *c, const redisReply *r)
+{
+    size_t k;
+    int ranges = 0;
+
+    if (c->slot_node == NULL) {
+        c->slot_node = malloc(RB_SLOTS * sizeof(short));
+        if (c->slot_node == NULL)
+            return 0;
+        memset(c->slot_node, 0xff, RB_SLOTS * sizeof(short));
+    }
+    for (k = 0; k < r->elements; k++) {
+        const redisReply *e = r->element[k];
+        const redisReply *m;
+        const char *host;
+        long long s, t;
+        int idx;
+
+        if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
+            e->element[0]->type != REDIS_REPLY_INTEGER ||
+            e->element[1]->type != REDIS_REPLY_INTEGER ||
+            e->element[2]->type != REDIS_REPLY_ARRAY ||
+            e->element[2]->elements < 2 ||
+            !is_str(e->element[2]->element[0]) ||
+            e->element[2]->element[1]->type != REDIS_REPLY_INTEGER)
+            continue;
+        m = e->element[2];
+        /* An empty or "?" endpoint means "the address you asked". */
+        host = m->element[0]->str;
+        if (host[0] == '\0' || strcmp(host, "?") == 0)
+            host = c->url.nodes[0].host;
+        idx = add_node(c, host, (int)m->element[1]->integer, NULL);
+        if (idx < 0)
+            continue;
+        for (s = e->element[0]->integer, t = e->element[1]->integer;
+             s <= t && s < RB_SLOTS; s++)
+            if (s >= 0)
+                c->slot_node[s] = (short)idx;
+        ranges++;
+    }
+    return ranges;
+}
+
 /* Connect a data node (with the handshake), one attempt. */
 static rb_node_io open_node(rb_conn *c, rb_node *n, const rb_deadline *d,
                             int cancel_fd, rb_error *err)
@@ -245,10 +297,27 @@ static rb_node_io open_node(rb_conn *c, rb_node *n, const rb_deadline *d,
         .client_name = c->client_name,
     };
 
+    redisReply *slots = NULL;
+    rb_node_io io;
+
     if (rb_node__connected(n))
         return RB_NODE_OK;
-    return rb_node__connect(n, &c->stream, &hello,
-                            attempt_until(d, rb_now_ms()), cancel_fd, err);
+    /* A plain URL may name a cluster node: ask in the handshake's write
+     * (no extra round trip), so that cluster routing starts before the
+     * first MOVED, and survives that node's death even when it served
+     * every call so far. */
+    if (c->mode == ROUTE_ONE && !c->probed && !c->stream.is_unix)
+        hello.cluster_slots = &slots;
+    io = rb_node__connect(n, &c->stream, &hello,
+                          attempt_until(d, rb_now_ms()), cancel_fd, err);
+    if (io == RB_NODE_OK && hello.cluster_slots) {
+        c->probed = 1;
+        if (slots && slots->elements > 0 && load_slots(c, slots) > 0)
+            c->mode = ROUTE_CLUSTER;
+    }
+    if (slots)
+        freeReplyObject(slots);
+    return io;
 }
 
 /* One command on a connected node, reply by `until`. */
@@ -263,12 +332,6 @@ static rb_node_io ask(rb_node *n, int argc, const char **argv,
     for (i = 0; i < argc && i < 8; i++)
         lens[i] = strlen(argv[i]);
     return rb_node__exchange(n, &cmd, 1, until, cancel_fd, r, err);
-}
-
-static int is_str(const redisReply *r)
-{
-    return r && (r->type == REDIS_REPLY_STRING ||
-                 r->type == REDIS_REPLY_STATUS);
 }
 
 /* Sentinel: the master's address from the first sentinel that knows it;
@@ -367,7 +430,6 @@ static rb_node_io refresh_slots(rb_conn *c, const rb_deadline *d,
         rb_node *n = c->nodes[i];
         redisReply *r = NULL;
         rb_node_io io;
-        size_t k;
 
         io = open_node(c, n, d, cancel_fd, err);
         if (io == RB_NODE_CANCELED || io == RB_NODE_REFUSED)
@@ -383,34 +445,7 @@ static rb_node_io refresh_slots(rb_conn *c, const rb_deadline *d,
             freeReplyObject(r);
             continue;
         }
-        for (k = 0; k < r->elements; k++) {
-            const redisReply *e = r->element[k];
-            const redisReply *m;
-            const char *host;
-            long long s, t;
-            int idx;
-
-            if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
-                e->element[0]->type != REDIS_REPLY_INTEGER ||
-                e->element[1]->type != REDIS_REPLY_INTEGER ||
-                e->element[2]->type != REDIS_REPLY_ARRAY ||
-                e->element[2]->elements < 2 ||
-                !is_str(e->element[2]->element[0]) ||
-                e->element[2]->element[1]->type != REDIS_REPLY_INTEGER)
-                continue;
-            m = e->element[2];
-            /* An empty or "?" endpoint means "the address you asked". */
-            host = m->element[0]->str;
-            if (host[0] == '\0' || strcmp(host, "?") == 0)
-                host = c->url.nodes[0].host;
-            idx = add_node(c, host, (int)m->element[1]->integer, NULL);
-            if (idx < 0)
-                continue;
-            for (s = e->element[0]->integer, t = e->element[1]->integer;
-                 s <= t && s < RB_SLOTS; s++)
-                if (s >= 0)
-                    c->slot_node[s] = (short)idx;
-        }
+        load_slots(c, r);
         freeReplyObject(r);
         c->map_stale = 0;
         return RB_NODE_OK;

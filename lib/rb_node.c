@@ -355,12 +355,13 @@ rb_node_io rb_node__connect(rb_node *n, const rb_stream_cfg *cfg,
                        const rb_node_hello *hello, long long until_ms,
                        int cancel_fd, rb_error *err)
 {
-    const char *argv[3][4];
-    size_t lens[3][4];
-    rb_cmd cmds[3];
-    redisReply *replies[3];
+    const char *argv[4][4];
+    size_t lens[4][4];
+    rb_cmd cmds[4];
+    redisReply *replies[4];
     char db[16];
-    int fd, ncmds = 0, auth = -1, sel = -1, i, j, rc, permanent = 0;
+    int fd, ncmds = 0, auth = -1, sel = -1, slots = -1, i, j, rc;
+    int permanent = 0;
     rb_node_io io;
 
     if (n->s)
@@ -407,6 +408,13 @@ rb_node_io rb_node__connect(rb_node *n, const rb_stream_cfg *cfg,
         cmds[ncmds].argc = 3;
         ncmds++;
     }
+    if (hello->cluster_slots) {
+        *hello->cluster_slots = NULL;
+        argv[ncmds][0] = "CLUSTER";
+        argv[ncmds][1] = "SLOTS";
+        cmds[ncmds].argc = 2;
+        slots = ncmds++;
+    }
     if (ncmds == 0)
         return RB_NODE_OK;
     for (i = 0; i < ncmds; i++) {
@@ -435,9 +443,19 @@ rb_node_io rb_node__connect(rb_node *n, const rb_stream_cfg *cfg,
                               rep->str);
             io = RB_NODE_REFUSED;
         }
+        if (i == slots && io == RB_NODE_OK &&
+            rep->type == REDIS_REPLY_ARRAY) {
+            *hello->cluster_slots = replies[i];
+            continue;
+        }
         freeReplyObject(replies[i]);
     }
-    if (io != RB_NODE_OK)
+    if (io != RB_NODE_OK) {
+        if (hello->cluster_slots && *hello->cluster_slots) {
+            freeReplyObject(*hello->cluster_slots);
+            *hello->cluster_slots = NULL;
+        }
         rb_node__drop(n);
+    }
     return io;
 }

@@ -28,6 +28,10 @@ typedef struct rb_node_hello {
     const char *password;      /* NULL: no AUTH */
     int db;                    /* 0: no SELECT */
     const char *client_name;   /* NULL or "": no CLIENT SETNAME */
+    /* Not NULL: also ask CLUSTER SLOTS in the same write, and put its
+     * reply here when it is an array (the server is a cluster node), for
+     * the caller to free; NULL there otherwise. */
+    redisReply **cluster_slots;
 } rb_node_hello;
 
 typedef struct rb_cmd {

@@ -1,0 +1,216 @@
+/* The node and the resend loop against a scripted stand-in server on a
+ * unix socket (a forked child): the handshake goes out in one write, each
+ * "not now" reply is resent, an error reply is final, and an EXACT
+ * deadline ends a call that gets no reply at that deadline. */
+#include "fmacros.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "rb_internal.h"
+#include "rb_support.h"
+
+static char sock_path[108];
+static char log_path[128];
+
+/* The stand-in: on each connection, answer each read with the next entry
+ * of replies ("" : stay silent), and log what each read held, one line per
+ * read with its command count (lines starting with '*'). */
+static pid_t serve(const char *const *replies, int count)
+{
+    struct sockaddr_un sun;
+    int l;
+    pid_t pid;
+
+    snprintf(sock_path, sizeof(sock_path), "/tmp/rb-test-conn-%d.sock",
+             (int)getpid());
+    snprintf(log_path, sizeof(log_path), "/tmp/rb-test-conn-%d.log",
+             (int)getpid());
+    unlink(sock_path);
+    unlink(log_path);
+    memset(&sun, 0, sizeof(sun));
+    sun.sun_family = AF_UNIX;
+    strcpy(sun.sun_path, sock_path);
+    l = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(l >= 0);
+    assert_int_equal(bind(l, (struct sockaddr *)&sun, sizeof(sun)), 0);
+    assert_int_equal(listen(l, 8), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int next = 0;
+
+        for (;;) {
+            int c = accept(l, NULL, NULL);
+            char buf[65536];
+            ssize_t n;
+
+            if (c < 0)
+                _exit(0);
+            while ((n = read(c, buf, sizeof(buf) - 1)) > 0) {
+                FILE *f = fopen(log_path, "a");
+                int cmds = 0;
+                ssize_t i;
+
+                buf[n] = '\0';
+                for (i = 0; i < n; i++)
+                    if (buf[i] == '*' && (i == 0 || buf[i - 1] == '\n'))
+                        cmds++;
+                if (f) {
+                    fprintf(f, "%d %s\n", cmds,
+                            strstr(buf, "SETNAME") ? "hello" : "call");
+                    fclose(f);
+                }
+                if (next < count && replies[next][0] &&
+                    write(c, replies[next], strlen(replies[next])) < 0)
+                    _exit(1);
+                next++;
+            }
+            close(c);
+        }
+    }
+    close(l);
+    return pid;
+}
+
+static void stop(pid_t pid)
+{
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    unlink(sock_path);
+    unlink(log_path);
+}
+
+static rb_conn *open_conn(void)
+{
+    char text[160];
+    rb_url url;
+    rb_conn *c = NULL;
+    rb_conn_opts o = RB_CONN_OPTS_INIT;
+    rb_error err;
+
+    snprintf(text, sizeof(text), "unix://%s?db=3", sock_path);
+    assert_int_equal(rb_url_parse(&url, text, &err), RB_OK);
+    url.has_password = 1;
+    strcpy(url.password, "pw");
+    o.client_name = "rbarrier:test";
+    assert_int_equal(rb_conn_new(&c, &url, &o, &err), RB_OK);
+    return c;
+}
+
+static int ping(rb_conn *c, rb_deadline d, redisReply **r, rb_error *err)
+{
+    const char *argv[1] = { "PING" };
+    size_t lens[1] = { 4 };
+    rb_call call = { .deadline = d };
+
+    return rb_conn__call(c, 1, argv, lens, &call, r, err);
+}
+
+static void test_handshake_one_write_and_not_now(void **state)
+{
+    static const char *const replies[] = {
+        "+OK\r\n+OK\r\n+OK\r\n",      /* AUTH, SELECT, CLIENT SETNAME */
+        "-LOADING Redis is loading the dataset in memory\r\n",
+        "-BUSY Redis is busy running a script\r\n",
+        "+PONG\r\n",
+        "-ERR no such thing\r\n",
+    };
+    pid_t pid = serve(replies, 5);
+    rb_conn *c = open_conn();
+    redisReply *r = NULL;
+    rb_error err;
+    FILE *f;
+    char line[64];
+
+    (void)state;
+    /* LOADING and BUSY are "not now": resent until the deadline allows. */
+    assert_int_equal(ping(c, rb_deadline__within(rb_now_ms(), 5000), &r,
+                          &err), RB_OK);
+    assert_string_equal(r->str, "PONG");
+    freeReplyObject(r);
+    /* Any other error reply is final, with the server's text. */
+    assert_int_equal(ping(c, rb_deadline__within(rb_now_ms(), 5000), &r,
+                          &err), RB_EREDIS);
+    assert_string_equal(err.msg, "ERR no such thing");
+    rb_conn_free(c);
+    f = fopen(log_path, "r");
+    assert_non_null(f);
+    /* AUTH, SELECT and CLIENT SETNAME arrived in one read. */
+    assert_non_null(fgets(line, sizeof(line), f));
+    assert_string_equal(line, "3 hello\n");
+    fclose(f);
+    stop(pid);
+}
+
+static void test_once_is_not_resent(void **state)
+{
+    static const char *const replies[] = {
+        "+OK\r\n+OK\r\n+OK\r\n",
+        "-TRYAGAIN Multiple keys request during rehashing of slot\r\n",
+        "+PONG\r\n",
+    };
+    pid_t pid = serve(replies, 3);
+    rb_conn *c = open_conn();
+    redisReply *r = NULL;
+    rb_error err;
+
+    (void)state;
+    assert_int_equal(ping(c, rb_deadline__once(), &r, &err),
+                     RB_EUNREACHABLE);
+    assert_non_null(strstr(err.msg, "TRYAGAIN"));
+    assert_int_equal(ping(c, rb_deadline__once(), &r, &err), RB_OK);
+    freeReplyObject(r);
+    rb_conn_free(c);
+    stop(pid);
+}
+
+static void test_exact_deadline(void **state)
+{
+    static const char *const replies[] = {
+        "+OK\r\n+OK\r\n+OK\r\n",
+        "",                          /* never answers the call */
+    };
+    pid_t pid = serve(replies, 2);
+    rb_conn *c = open_conn();
+    redisReply *r = NULL;
+    rb_error err;
+    long long t0, took;
+
+    (void)state;
+    assert_int_equal(rb_conn_connect(c, rb_now_ms() + 5000, &err), RB_OK);
+    t0 = rb_now_ms();
+    assert_int_equal(ping(c, rb_deadline__exact(t0 + 300), &r, &err),
+                     RB_ETIMEOUT);
+    took = rb_now_ms() - t0;
+    /* Ends at its deadline by the client's clock, not at the server's
+     * next 100 ms tick (the margin is for memcheck). */
+    assert_true(took >= 300);
+    assert_true(took < 340);
+    rb_conn_free(c);
+    stop(pid);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_handshake_one_write_and_not_now),
+        cmocka_unit_test(test_once_is_not_resent),
+        cmocka_unit_test(test_exact_deadline),
+    };
+
+    signal(SIGPIPE, SIG_IGN);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
