@@ -52,6 +52,7 @@ UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 .PHONY: all test check unit integration test-cluster asan valgrind bench demo clean lint-lua \
+        fuzz fuzz-build fuzz-run \
         install uninstall test-compose
 all: $(BUILD)/rbarrier $(BUILD)/librbarrier.a $(BUILD)/$(SOLIB) $(BUILD)/rbarrier.pc
 
@@ -129,6 +130,35 @@ test check: all
 	$(Q)$(MAKE) --no-print-directory lint-lua
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory integration
+
+# make fuzz (not part of make test): libFuzzer targets built by clang with
+# ASan+UBSan for the URL parser, the name/id/number checks and key layout,
+# the option value parsers of cli/opts.c and every barrier reply decoder.
+# Each runs FUZZ_SECONDS (default 150) from the seeds in tests/fuzz/seeds;
+# a crash stops the run and leaves its input in build/fuzz.
+FUZZ_TARGETS := url checks opts reply
+FUZZ_SECONDS ?= 150
+fuzz:
+	$(Q)$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang OPT="-O1 -g" \
+	    EXTRA_CFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
+	    LDFLAGS="-fsanitize=address,undefined" fuzz-run
+
+fuzz-build: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(BUILD)/librbarrier.a $(CLI_PURE_OBJ)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -Icli -o $@ $< \
+	    $(CLI_PURE_OBJ) $(BUILD)/librbarrier.a $(LIBS) $(LDFLAGS)
+
+fuzz-run: fuzz-build
+	$(Q)for t in $(FUZZ_TARGETS); do \
+	    mkdir -p $(BUILD)/fuzz/corpus-$$t && \
+	    echo "== fuzz_$$t ($(FUZZ_SECONDS) s)" && \
+	    (cd $(BUILD)/fuzz && ./fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
+	        -print_final_stats=1 corpus-$$t $(abspath tests/fuzz/seeds/$$t) \
+	        2>&1 | grep -E '^(stat::number_of_executed_units|stat::peak_rss|==[0-9]+==ERROR|SUMMARY|Done)' ) || exit 1; \
+	    test -z "$$(ls $(BUILD)/fuzz/crash-* $(BUILD)/fuzz/leak-* 2>/dev/null)" || { echo "crash inputs in $(BUILD)/fuzz"; exit 1; }; \
+	done
 
 asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan \
