@@ -60,6 +60,7 @@ int bench_cli(bench_ctx *ctx, int argc, char **argv);
 int bench_fanout(bench_ctx *ctx, int argc, char **argv);
 int bench_idle(bench_ctx *ctx, int argc, char **argv);
 int bench_memory(bench_ctx *ctx, int argc, char **argv);
+int bench_tls(bench_ctx *ctx, int argc, char **argv);
 
 /* ---- options (opts.c) -------------------------------------------------- */
 

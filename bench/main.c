@@ -21,6 +21,10 @@ static const bench_cmd measurements[] = {
     { "memory", bench_memory,
       "--url U [--barriers 1000] [--n 5] [--arrived 4] [--reps 3] "
       "[--procs 8]" },
+    { "tls", bench_tls,
+      "--url rediss://... --plain U --cacert FILE --rbarrier PATH "
+      "[--rounds 1000] "
+      "[--count 100]" },
 };
 
 static void usage(FILE *f)

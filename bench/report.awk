@@ -126,6 +126,14 @@ END {
         sprintf("%.2f", r), "<=0.60", verdict(r <= 0.6))
     row("rbarrier train, one process", "cli_train_ms", "ms", num(cli) "ms cli PING",
         sprintf("%.2f", MED["cli_train_ms"] / cli), "-", "")
+    if ("tls_round_us" in MED) {
+        row("TLS: 2-party round, per round", "tls_round_us", "us",
+            num(MED["tls_round_plain_us"]) "us plain",
+            sprintf("%.2f", MED["tls_round_us"] / MED["tls_round_plain_us"]), "-", "")
+        row("TLS: rbarrier wait --n 1, one process", "tls_cli_ms", "ms",
+            num(MED["tls_cli_plain_ms"]) "ms plain",
+            sprintf("%.2f", MED["tls_cli_ms"] / MED["tls_cli_plain_ms"]), "-", "")
+    }
     k = "fanout_1000_ms"
     row("fan-out 1000: arrival to last release", k, "ms", num(rtt) "us RTT",
         sprintf("%.0f", MED[k] * 1000 / rtt), "<=50ms", verdict(MED[k] <= 50))

@@ -119,6 +119,17 @@ bench memory --url "$tcp/2" --barriers 1000 --n 5 --arrived 4 --reps 3
 say "idle: 200 parties waiting, 3 windows of $IDLE_S s"
 bench idle --url "$tcp/0" --parties 200 --seconds "$IDLE_S" --windows 3
 
+say "tls: one server over plain TCP and over TLS (2-party rounds, wait processes)"
+RB_TESTS_DIR=${RB_TESTS_DIR:-$(cd "$(dirname "$0")/../tests" && pwd)}
+plain_port=$(free_port)
+if start_redis_tls benchtls --port "$plain_port"; then
+    bench tls --plain "redis://127.0.0.1:$plain_port/0" \
+        --url "rediss://127.0.0.1:$REDIS_PORT/0" --cacert "$RB_CERTS/ca.crt" \
+        --rbarrier "$RBARRIER" --rounds 1000 --count 100
+else
+    say "tls: the TLS redis-server did not start; no TLS figures"
+fi
+
 if [ "$TTL_WAIT" = 1 ]; then
     left=$(( ttl_end + 60 - $(date +%s) ))
     if [ "$left" -gt 0 ]; then
