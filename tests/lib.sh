@@ -89,8 +89,8 @@ free_port() {
 # server_start DIR READY... -- REDIS-SERVER-ARGS...: run redis-server
 # daemonized with its pidfile and log in DIR (created), wait until the
 # command READY succeeds, and record its PID; sets SERVER_PID. False when
-# it does not come up within 10 s or dies first (e.g. its port was taken:
-# the log then says "Address already in use").
+# it dies first (e.g. its port was taken: the log then says "Address
+# already in use") or is not ready within 10 s (it is then killed).
 server_start() {
     local dir=$1 ready=()
     shift
@@ -101,8 +101,11 @@ server_start() {
     SERVER_PID=
     redis-server "$@" --dir "$dir" --daemonize yes \
         --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" >/dev/null || return 1
-    wait_until 10 _server_settled "$dir" "${ready[@]}" || return 1
-    "${ready[@]}" || return 1
+    if ! wait_until 10 _server_settled "$dir" "${ready[@]}" || ! "${ready[@]}"; then
+        # Not ready in time: stop it rather than leave it running unlisted.
+        [ -f "$dir/redis.pid" ] && stop_redis "$(cat "$dir/redis.pid")" KILL
+        return 1
+    fi
     SERVER_PID=$(cat "$dir/redis.pid")
     echo "$SERVER_PID" >> "$RB_TEST_TMP/redis.pids"
 }
