@@ -206,3 +206,26 @@ if command -v script >/dev/null; then
 else
     skip "progress under a pseudo-terminal: no script(1)"
 fi
+
+# 10. The README's checkpoint script, as printed there, with 3 workers: it
+#     trains 4 steps between barriers and saves twice, once per checkpoint,
+#     at the agreed step.
+root=$(cd "$RB_TESTS_DIR/.." && pwd)
+d=$T/readme-ckpt; mkdir -p "$d/bin"
+sed -n '/^<!-- checkpoint-script -->$/,/^<!-- \/checkpoint-script -->$/p' "$root/README.md" |
+    sed '1,2d;$d' | sed '$d' > "$d/checkpoint.sh"
+printf '#!/bin/sh\nexec %s "$@"\n' "$RBARRIER" > "$d/bin/rbarrier"
+printf '#!/bin/sh\necho "$1" >> "%s/trained.$RBARRIER_ID"\n' "$d" > "$d/train.sh"
+printf '#!/bin/sh\necho "$1 $RBARRIER_ID" >> "%s/saved"\n' "$d" > "$d/save.sh"
+chmod +x "$d/bin/rbarrier" "$d/train.sh" "$d/save.sh"
+run_id=$(fresh readme)
+for id in w0 w1 w2; do
+    ( cd "$d" && PATH="$d/bin:$PATH" PEERS=w0,w1,w2 STEPS=4 EVERY=2 \
+          TRAIN="$d/train.sh" SAVE="$d/save.sh" \
+          sh "$d/checkpoint.sh" "$id" > "$d/out.$id" 2>&1
+      echo $? > "$d/code.$id" ) &
+done
+wait
+expect_eq "README checkpoint script: 3 workers exit 0" "000" "$(cat "$d"/code.w0 "$d"/code.w1 "$d"/code.w2 | tr -d '\n')"
+expect_eq "... each trained steps 0..3" "0 1 2 3" "$(tr '\n' ' ' < "$d/trained.w1" | sed 's/ $//')"
+expect_eq "... two checkpoints, saved once each, at steps 2 and 4" "2 4" "$(cut -d' ' -f1 "$d/saved" | tr '\n' ' ' | sed 's/ $//')"
