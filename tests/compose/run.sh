@@ -6,11 +6,14 @@
 #
 #   1. installs podman, podman-compose, runc, debootstrap and the CNI dnsname
 #      plugin (the workers find the `redis` service by name) if missing;
-#   2. makes the base image when no local debian:bookworm-slim exists:
-#      debootstrap from the Debian mirror this machine's apt uses, then
-#      `podman import`, tagged under the short and the fully qualified name;
-#   3. configures podman for this run in a temporary directory
+#   2. configures podman for this run in a temporary directory
 #      (CONTAINERS_CONF, CONTAINERS_STORAGE_CONF);
+#   3. makes the base image when no local debian:bookworm-slim exists:
+#      debootstrap from the Debian mirror this machine's apt uses, then
+#      `podman import`, tagged under the short and the fully qualified name.
+#      The image's sources.list names that mirror, which is how the builds'
+#      apt-get reaches it (over podman's bridge: the CNI bridge plugin turns
+#      on net.ipv4.ip_forward, which step 6 turns back);
 #   4. `podman-compose up -d --build`, waits for the four workers and checks
 #      their logs: 4 x 10 lines, globals 1..40 once each, locals 4*k, exit 0;
 #   5. fault run: three workers meet at a barrier, one is killed while the
@@ -18,7 +21,7 @@
 #   6. tears down what it made (containers, networks, pods, volumes, the
 #      images and build layers of this run, bridges) and restores the
 #      sysctls podman's network plugins changed, on every exit.
-# The base image stays, so the next run skips step 2; remove it with
+# The base image stays, so the next run skips step 3; remove it with
 # `podman rmi debian:bookworm-slim docker.io/library/debian:bookworm-slim`.
 set -uo pipefail
 
@@ -74,6 +77,9 @@ abort() { fail "$@"; exit 1; }
 
 t0=$(now_ms)
 [ "$(id -u)" -eq 0 ] || abort "the compose test runs as root (apt-get, debootstrap, podman networks)"
+# The host's rbarrier checks the workers' lines (demo_lines_check).
+export RBARRIER=${RBARRIER:-$root/build/rbarrier}
+[ -x "${RBARRIER##* }" ] || abort "no rbarrier binary at ${RBARRIER##* } (make test-compose builds it)"
 
 # ---- 1. packages ---------------------------------------------------------
 missing=""
@@ -93,7 +99,7 @@ log=$work/log
 proj=rbc$$$RANDOM          # this run's compose project; the fault run's: ${proj}f
 projects="$proj ${proj}f"
 
-# ---- 3. podman, configured for this machine (before anything runs podman)
+# ---- 2. podman, configured for this machine (before anything runs podman)
 # runc: crun refuses the hybrid cgroup hierarchy here; cgroupfs and a file
 # event log: there is no systemd session; the default nofile and nproc
 # limits exceed the hard limits a container may get here.
@@ -121,6 +127,7 @@ for s in $sysctls; do sysctl_before[$s]=$(sysctl -n "$s" 2>/dev/null); done
 bridges_before=$(ip -o link show type bridge | awk -F': ' '{ print $2 }')
 podman images -a -q --no-trunc | sort -u > "$work/images-before"
 
+# ---- 6. teardown (from the EXIT trap) ----------------------------------
 teardown() {
     local p ids i s now
     set +e
@@ -182,7 +189,7 @@ check_clean() {
 }
 configured=1
 
-# ---- 2. the base image ---------------------------------------------------
+# ---- 3. the base image ---------------------------------------------------
 if podman image exists "$base_fq" || podman image exists "localhost/$base"; then
     pass "a local $base image exists"
 else
