@@ -251,4 +251,4 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
 
 # (build/bench/ may hold the dependencies of the one-file bench of old.)
--include $(shell find $(BUILD) -name '*.d' ! -path '$(BUILD)/bench/*' 2>/dev/null)
+-include $(shell find $(BUILD) -type f -name '*.d' ! -path '$(BUILD)/bench/*' 2>/dev/null)

@@ -98,6 +98,10 @@ long long pct(const long long *v, size_t n, double p);
 /* CPU seconds of this process (who = RUSAGE_SELF) or of its waited-for
  * children (RUSAGE_CHILDREN). */
 double rusage_cpu_s(int who);
+/* Wall time of one run of args (spawn.c): stdin, stdout and stderr on
+ * /dev/null, environment env (NULL: this process's); dies unless it
+ * exits 0. */
+long long spawn_ns(char *const *args, char **env);
 
 /* ---- a direct hiredis client for floors and INFO (redis.c) ------------- */
 

@@ -12,33 +12,6 @@
 
 #include "bench.h"
 
-extern char **environ;
-
-/* Wall time of one process, stdout and stderr to /dev/null; exit 0. */
-static long long spawn_ns(char *const *args)
-{
-    posix_spawn_file_actions_t fa;
-    pid_t pid;
-    int status, rc;
-    long long t0, t1;
-
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    t0 = now_ns();
-    rc = posix_spawnp(&pid, args[0], &fa, NULL, args, environ);
-    if (rc != 0)
-        die("cannot run %s: %s", args[0], strerror(rc));
-    if (waitpid(pid, &status, 0) < 0)
-        die("waitpid: %s", strerror(errno));
-    t1 = now_ns();
-    posix_spawn_file_actions_destroy(&fa);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        die("%s %s exited with status %d", args[0], args[1], status);
-    return t1 - t0;
-}
-
 int bench_cli(bench_ctx *ctx, int argc, char **argv)
 {
     const char *rbarrier = NULL, *rcli = "redis-cli";
@@ -75,14 +48,14 @@ int bench_cli(bench_ctx *ctx, int argc, char **argv)
     if (vp == NULL || vw == NULL || vt == NULL)
         die("out of memory");
     for (i = 0; i < 5; i++) {      /* warm the page cache */
-        spawn_ns(ping);
-        spawn_ns(wait_);
-        spawn_ns(train);
+        spawn_ns(ping, NULL);
+        spawn_ns(wait_, NULL);
+        spawn_ns(train, NULL);
     }
     for (i = 0; i < count; i++) {  /* interleaved: drift hits all three */
-        vp[i] = spawn_ns(ping);
-        vw[i] = spawn_ns(wait_);
-        vt[i] = spawn_ns(train);
+        vp[i] = spawn_ns(ping, NULL);
+        vw[i] = spawn_ns(wait_, NULL);
+        vt[i] = spawn_ns(train, NULL);
     }
     qsort(vp, (size_t)count, sizeof(*vp), cmp_ll);
     qsort(vw, (size_t)count, sizeof(*vw), cmp_ll);

@@ -80,30 +80,6 @@ static double round_ns(const rb_url *u, const rb_tls_opts *tls,
     return (double)(t1 - t0) / (double)rounds;
 }
 
-static long long spawn_ns(char *const *args, char **env)
-{
-    posix_spawn_file_actions_t fa;
-    pid_t pid;
-    int status, rc;
-    long long t0, t1;
-
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    t0 = now_ns();
-    rc = posix_spawnp(&pid, args[0], &fa, NULL, args, env);
-    if (rc != 0)
-        die("cannot run %s: %s", args[0], strerror(rc));
-    if (waitpid(pid, &status, 0) < 0)
-        die("waitpid: %s", strerror(errno));
-    t1 = now_ns();
-    posix_spawn_file_actions_destroy(&fa);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        die("tls: %s wait exited with status %d", args[0], status);
-    return t1 - t0;
-}
-
 int bench_tls(bench_ctx *ctx, int argc, char **argv)
 {
     const char *plain = NULL, *tls, *cacert = NULL, *rbarrier = NULL;
