@@ -34,12 +34,17 @@ static const char wait_description[] =
     "Durations take 90, 1.5, 30s, 5m, 2h or 1d; --timeout 0 means no limit.";
 
 static const char run_description[] =
+    "rbarrier run [options] -- CMD [ARGS...]\n"
+    "\n"
     "A double barrier around a command, in the manner of flock FILE CMD:\n"
     "the N parties enter together (one round of NAME), each runs CMD with\n"
     "ARGS, and all leave together (the next round). The exit status is\n"
     "CMD's, or the barrier's code when a round broke. --timeout applies to\n"
     "each of the two waits, not to CMD. CMD sees the RBARRIER_* variables\n"
-    "that wait --once sets (RBARRIER_INDEX: this party's place on entry).";
+    "that wait --once sets (RBARRIER_INDEX: this party's place on entry).\n"
+    "A signal to this party while CMD runs is passed on to CMD; this party\n"
+    "then exits 128+N without entering the second round, which the others\n"
+    "then leave only by their own --timeout: give run a --timeout.";
 
 /* ---- running a command (for --once, and for run) ---- */
 
