@@ -44,12 +44,20 @@ wait_until() {
     return 0
 }
 
+# The key layout, for tests that look inside Redis (as lib/rb_keys.c and
+# lua/includes/keys.lua build it; default prefix): bkey NAME is a barrier's
+# hash, rkey NAME GEN in|out|val|run a round's key, pkey PARAM a
+# parameter's global value.
+bkey() { echo "rb:{$1}"; }
+rkey() { echo "rb:{$1}:$2:$3"; }
+pkey() { echo "rb:{param:$1}"; }
+
 # arrived NAME: parties in the open round of barrier NAME (shared server).
 arrived() {
     local gen
-    gen=$(rcli HGET "rb:{$1}" gen)
+    gen=$(rcli HGET "$(bkey "$1")" gen)
     [ -n "$gen" ] || { echo 0; return; }
-    rcli ZCARD "rb:{$1}:$gen:in"
+    rcli ZCARD "$(rkey "$1" "$gen" in)"
 }
 # wait_arrived NAME COUNT [SECONDS]
 wait_arrived() { wait_until "${3:-20}" _arrived_is "$1" "$2"; }

@@ -41,7 +41,7 @@ await "$name.a" 5
 # Await the killed party's 0.5 s lease running out, by Redis's own clock.
 lease_expired() {
     local score now
-    score=$(rcli ZSCORE "rb:{$1}:1:in" "$2")
+    score=$(rcli ZSCORE "$(rkey "$1" 1 in)" "$2")
     now=$(rcli TIME | awk 'NR == 1 { s = $1 } NR == 2 { printf "%.0f", s * 1000 + int($1 / 1000) }')
     [ -n "$score" ] && [ "${score%.*}" -lt "$now" ]
 }
@@ -50,4 +50,4 @@ spawn "$name.b" $RBARRIER wait --name "$name" --n 2 --id newcomer --lease 2 --ti
 await "$name.b" 10
 expect_eq "a newcomer is not counted with a dead party (it times out alone)" 124 "$(code_of "$name.b")"
 expect_eq "the dead party's round was broken by the newcomer's arrival" \
-    "broken lease of gone expired" "$(rcli LRANGE "rb:{$name}:1:out" 0 -1)"
+    "broken lease of gone expired" "$(rcli LRANGE "$(rkey "$name" 1 out)" 0 -1)"

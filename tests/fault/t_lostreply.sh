@@ -8,7 +8,7 @@ trap kill_spawned EXIT
 
 FAULTY=$RBARRIER_FAULT_BIN
 conns() { rcli INFO stats | tr -d '\r' | sed -n 's/^total_connections_received://p'; }
-gen_of() { rcli HGET "rb:{$1}" gen; }
+gen_of() { rcli HGET "$(bkey "$1")" gen; }
 
 # 1. The completing arrival (the 4th) loses its reply.
 name=$(fresh lost-arrive)
@@ -28,11 +28,11 @@ expect_match "the retried arrival reports its own round" '"gen":1,.*"outcome":"o
 expect_match "... and that it completed it" '"completed":true' "$out"
 expect_eq "the waiters report the same round, none completed it" "3 3" \
     "$(cat "$RB_TEST_TMP/$name".w[012].out | grep -c '"gen":1,') $(cat "$RB_TEST_TMP/$name".w[012].out | grep -c '"completed":false')"
-expect_eq "exactly one outcome pushed for the round" "ok" "$(rcli LRANGE "rb:{$name}:1:out" 0 -1)"
-expect_eq "the round was counted once (4 members)" 4 "$(rcli ZCARD "rb:{$name}:1:in")"
+expect_eq "exactly one outcome pushed for the round" "ok" "$(rcli LRANGE "$(rkey "$name" 1 out)" 0 -1)"
+expect_eq "the round was counted once (4 members)" 4 "$(rcli ZCARD "$(rkey "$name" 1 in)")"
 st=$(rb status --name "$name" --json)
 expect_match "status: the next round is empty, last outcome ok" '"gen":2,"n":0,"arrived":0,"members":\[\],"last":\{"outcome":"ok"\}' "$st"
-expect_eq "the next round's in-set is empty" 0 "$(rcli ZCARD "rb:{$name}:$(gen_of "$name"):in")"
+expect_eq "the next round's in-set is empty" 0 "$(rcli ZCARD "$(rkey "$name" "$(gen_of "$name")" in)")"
 
 # The next round really needs four fresh arrivals: three are not enough.
 for i in 0 1 2; do
@@ -45,7 +45,7 @@ rb wait --name "$name" --n 4 --id w3 --timeout 30
 expect_eq "round 2: the fourth passes it" 0 $?
 for i in 0 1 2; do await "$name.r2w$i" 10; done
 expect_eq "round 2: all pass" "0 0 0" "$(code_of "$name.r2w0") $(code_of "$name.r2w1") $(code_of "$name.r2w2")"
-expect_eq "round 2 was gen 2" "ok" "$(rcli LRANGE "rb:{$name}:2:out" 0 -1)"
+expect_eq "round 2 was gen 2" "ok" "$(rcli LRANGE "$(rkey "$name" 2 out)" 0 -1)"
 
 # 2. A waiting (non-completing) arrival loses its reply three times.
 name=$(fresh lost-first)
@@ -62,8 +62,8 @@ expect_eq "the party that lost 3 replies passes" 0 "$(code_of "$name.a")"
 check "its arrival was retried 3 times (>= 5 connects; $((c1 - c0)))" test $((c1 - c0)) -ge 5
 expect_match "it reports round 1, not completed" '"gen":1,"n":2,("index":[0-9]+,)?"completed":false' "$(cat "$RB_TEST_TMP/$name.a.out")"
 expect_match "b completed round 1" '"gen":1,"n":2,("index":[0-9]+,)?"completed":true' "$(cat "$RB_TEST_TMP/$name.b.out")"
-expect_eq "round 1 had a and b once each" "a b" "$(rcli ZRANGE "rb:{$name}:1:in" 0 -1 | sort | tr '\n' ' ' | sed 's/ $//')"
-expect_eq "round 2 is empty" 0 "$(rcli ZCARD "rb:{$name}:2:in")"
+expect_eq "round 1 had a and b once each" "a b" "$(rcli ZRANGE "$(rkey "$name" 1 in)" 0 -1 | sort | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "round 2 is empty" 0 "$(rcli ZCARD "$(rkey "$name" 2 in)")"
 
 # 3. train loses its reply: applied once, and the retry prints the result of
 #    the call that ran.

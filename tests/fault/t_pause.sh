@@ -23,7 +23,7 @@ for i in 0 1 2 3; do
     check "w$i was held by the pause, released after it (2.8..10 s; $ms ms)" test "$ms" -ge 2800 -a "$ms" -le 10000
 done
 expect_eq "no message on stderr" "" "$(cat "$RB_TEST_TMP/$name".w?.err)"
-expect_eq "the round's outcome is ok" ok "$(rcli LRANGE "rb:{$name}:1:out" 0 -1)"
+expect_eq "the round's outcome is ok" ok "$(rcli LRANGE "$(rkey "$name" 1 out)" 0 -1)"
 
 # A pause longer than a wait slice: with --lease 7.5 (slices of 2.5 s) every
 # waiter's slice ends inside the 3 s pause, so its heartbeat is held; the

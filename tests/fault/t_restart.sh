@@ -38,7 +38,7 @@ lost() {
         expect_eq "$what: w$i prints one line" 1 "$(err_of "$name.w$i" | wc -l)"
     done
     expect_eq "$what: the waiters did not recreate the round" 0 \
-        "$(rcli EXISTS "rb:{$name}" "rb:{$name}:1:in" "rb:{$name}:1:out")"
+        "$(rcli EXISTS "$(bkey "$name")" "$(rkey "$name" 1 in)" "$(rkey "$name" 1 out)")"
 }
 
 # 1. Back at once, and back after 2 and 2.5 s of a 3 s lease; and after 2.3 s

@@ -36,7 +36,7 @@ kill -INT "$(pid_of "$name.a")"
 await "$name.a" 10
 expect_eq "SIGINT with --json exits 130" 130 "$(code_of "$name.a")"
 expect_match "--json says interrupted" '"outcome":"interrupted","reason":"[^"]+","exit":130' "$(cat "$RB_TEST_TMP/$name.a.out")"
-expect_match "the round records the break" "broken a interrupted" "$(rcli LRANGE "rb:{$name}:1:out" 0 -1)"
+expect_match "the round records the break" "broken a interrupted" "$(rcli LRANGE "$(rkey "$name" 1 out)" 0 -1)"
 
 # A signal during the reconnect backoff (nothing listening) cuts it too.
 port=$(free_port)

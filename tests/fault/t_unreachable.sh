@@ -33,7 +33,7 @@ for t in solo a b; do
 done
 expect_eq "no message on stderr" "" "$(err_of "$name.solo")$(err_of "$name.a")$(err_of "$name.b")"
 expect_eq "the pair's round is recorded on that server" ok \
-    "$(redis-cli -s "$REDIS_SOCK" LRANGE "rb:{$name}:1:out" 0 -1)"
+    "$(redis-cli -s "$REDIS_SOCK" LRANGE "$(rkey "$name" 1 out)" 0 -1)"
 stop_redis "$REDIS_PID"
 
 # 2. --timeout 1, nothing listening: exit 4 after about 1 s.

@@ -43,7 +43,7 @@ round_passes_only_with_all() {
 }
 
 name=$(fresh hostile)
-b="rb:{$name}"
+b="$(bkey "$name")"
 # 1. arrive: a bad ARGV is refused before any write (a non-numeric n used to
 #    leave a phantom member and let a lone party pass).
 for bad in "n=abc:abc" "n=empty:" "n=0:0" "n=-1:-1" "n=2 :2 " "n=1e3:1e3" \
@@ -93,7 +93,7 @@ refused "reset with linger abc" "$name" EVALSHA "$RESET" 2 "$b" "$b:nonce" abc 6
 # 3. Keys of the wrong type: every wait exits 1 saying a reset repairs it;
 #    reset removes them, says which, and the barrier works again.
 for victim in base in nonce out; do
-    name=$(fresh wrongtype); b="rb:{$name}"
+    name=$(fresh wrongtype); b="$(bkey "$name")"
     rb wait --name "$name" --n 2 --timeout 0.3 2>/dev/null   # gen 1 broken
     gen=$(rcli HGET "$b" gen)
     case $victim in
@@ -117,7 +117,7 @@ for victim in base in nonce out; do
     expect_match "... and names what it removed" "removed damaged state.*$(printf '%s' "$k" | sed 's/[{}]/\\&/g')" "$msg"
     check "... after which a round of 2 passes only with both" round_passes_only_with_all "$name" 2
 done
-name=$(fresh badgen); b="rb:{$name}"
+name=$(fresh badgen); b="$(bkey "$name")"
 rcli HSET "$b" gen "1; x" n 2 >/dev/null
 err=$(rb wait --name "$name" --n 1 --timeout 5 2>&1)
 expect_eq "a non-numeric gen field: wait exits 1" 1 $?
@@ -128,7 +128,7 @@ check "... after which a round of 2 passes" round_passes_only_with_all "$name" 2
 # 4. --ttl is for idle state: a round open three times longer than --ttl
 #    keeps its keys while a party waits (it used to fail with "barrier
 #    state lost"); ended rounds linger, then vanish.
-name=$(fresh ttl); b="rb:{$name}"
+name=$(fresh ttl); b="$(bkey "$name")"
 rb wait --name "$name" --n 2 --id early --ttl 1 --lease 0.3 --timeout 20 2>"$RB_TEST_TMP/ttl.err" &
 early=$!
 wait_arrived "$name" 1
