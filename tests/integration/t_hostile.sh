@@ -65,7 +65,7 @@ check "a well-behaved round of 3 then passes only with all 3" round_passes_only_
 
 # 2. heartbeat, abandon, release with a party in the round.
 # A long lease: no heartbeat of its own changes the round during the checks.
-rb wait --name "$name" --n 2 --id member --lease 1h --timeout 20 2>"$RB_TEST_TMP/member.err" &
+rb wait --name "$name" --n 2 --id member --lease 1h --timeout 300 2>"$RB_TEST_TMP/member.err" &
 member=$!
 wait_arrived "$name" 1
 gen=$(rcli HGET "$b" gen)
