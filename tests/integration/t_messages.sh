@@ -10,7 +10,10 @@ writes_to() { grep -cE "^[0-9]+ +write\($1, " "$2"; }
 if strace -f -o /dev/null true 2>/dev/null; then
     tr=$RB_TEST_TMP/msg.trace
     # $RBARRIER may carry a valgrind prefix: trace the plain binary.
+    # LeakSanitizer refuses to run under ptrace (and says so on stderr).
     bin=${RBARRIER##* }
+    asan_saved=${ASAN_OPTIONS-}
+    export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
     strace -f -e trace=write -o "$tr" "$bin" wait --name "$(fresh one)" --n 2 --timeout 0.2 2>/dev/null
     expect_eq "a timeout message is one write to stderr" 1 "$(writes_to 2 "$tr")"
     strace -f -e trace=write -o "$tr" "$bin" wait --name "$(fresh one)" --n 2 --timeout 0.2 --json >/dev/null 2>&1
@@ -19,6 +22,7 @@ if strace -f -o /dev/null true 2>/dev/null; then
     expect_eq "a usage error is one write" 1 "$(writes_to 2 "$tr")"
     strace -f -e trace=write -o "$tr" "$bin" train --param "$(fresh w)" --worker a,b --json >/dev/null 2>&1
     expect_eq "a usage error under --json: one write each" "1 1" "$(writes_to 1 "$tr") $(writes_to 2 "$tr")"
+    ASAN_OPTIONS=$asan_saved
 else
     echo "skip - strace cannot trace here (ptrace not permitted)"
 fi
