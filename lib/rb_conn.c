@@ -320,6 +320,14 @@ static rb_node_io open_node(rb_conn *c, rb_node *n, const rb_deadline *d,
     return io;
 }
 
+/* Fill err and return io: a failure site reads `return io_fail(...)`. */
+static rb_node_io io_fail(rb_node_io io, rb_error *err, int code,
+                          const char *msg)
+{
+    rb_error__set(err, code, "%s", msg);
+    return io;
+}
+
 /* One command on a connected node, reply by `until`. */
 static rb_node_io ask(rb_node *n, int argc, const char **argv,
                       long long until, int cancel_fd, redisReply **r,
@@ -353,18 +361,19 @@ static rb_node_io find_master(rb_conn *c, const rb_deadline *d,
         rb_node_io io;
         int idx;
 
-        io = rb_node__connect(s, &stream, &none, attempt_until(d, rb_now_ms()),
-                              cancel_fd, &last);
+        io = rb_node__connect(s, &stream, &none,
+                              attempt_until(d, rb_now_ms()), cancel_fd,
+                              &last);
         if (io == RB_NODE_CANCELED)
-            return rb_error__set(err, RB_ECANCELED, "interrupted"),
-                   RB_NODE_CANCELED;
+            return io_fail(RB_NODE_CANCELED, err, RB_ECANCELED,
+                           "interrupted");
         if (io != RB_NODE_OK)
             continue;
         io = ask(s, 3, q, attempt_until(d, rb_now_ms()), cancel_fd, &r,
                  &last);
         if (io == RB_NODE_CANCELED)
-            return rb_error__set(err, RB_ECANCELED, "interrupted"),
-                   RB_NODE_CANCELED;
+            return io_fail(RB_NODE_CANCELED, err, RB_ECANCELED,
+                           "interrupted");
         if (io != RB_NODE_OK)
             continue;
         if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
@@ -381,8 +390,7 @@ static rb_node_io find_master(rb_conn *c, const rb_deadline *d,
                        NULL);
         freeReplyObject(r);
         if (idx < 0)
-            return rb_error__set(err, RB_ENOMEM, "out of memory"),
-                   RB_NODE_FAILED;
+            return io_fail(RB_NODE_FAILED, err, RB_ENOMEM, "out of memory");
         io = open_node(c, c->nodes[idx], d, cancel_fd, err);
         if (io != RB_NODE_OK)
             return io;
@@ -422,8 +430,7 @@ static rb_node_io refresh_slots(rb_conn *c, const rb_deadline *d,
     if (c->slot_node == NULL) {
         c->slot_node = malloc(RB_SLOTS * sizeof(short));
         if (c->slot_node == NULL)
-            return rb_error__set(err, RB_ENOMEM, "out of memory"),
-                   RB_NODE_FAILED;
+            return io_fail(RB_NODE_FAILED, err, RB_ENOMEM, "out of memory");
         memset(c->slot_node, 0xff, RB_SLOTS * sizeof(short));
     }
     for (tried = 0, i = 0; tried < c->nnodes; tried++, i++) {

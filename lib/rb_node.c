@@ -232,7 +232,8 @@ static rb_node_io dial(rb_node *n, long long until_ms, int cancel_fd, int *fd,
     return RB_NODE_OK;
 }
 
-static rb_node_io fail_io(rb_node *n, rb_node_io io, long long waited, rb_error *err)
+static rb_node_io fail_io(rb_node *n, rb_node_io io, long long waited,
+                          rb_error *err)
 {
     if (io == RB_NODE_EXPIRED)
         rb_error__set(err, RB_EUNREACHABLE,
