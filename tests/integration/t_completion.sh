@@ -35,7 +35,7 @@ expect_match "rbarrier worker --w -> --worker --workers" "^--worker --workers $"
     "$(complete_words rbarrier worker --w)"
 
 if rb wait --help | grep -q -- '--reduce'; then
-    expect_eq "rbarrier wait --re -> --reduce" "--reduce " "$(complete_words rbarrier wait --re)"
+    expect_eq "rbarrier wait --red -> --reduce" "--reduce " "$(complete_words rbarrier wait --red)"
     expect_eq "rbarrier wait --reduce '' -> all max min sum" "all max min sum " \
         "$(complete_words rbarrier wait --reduce '')"
     expect_eq "rbarrier wait --reduce=m -> max min" "max min " \
