@@ -310,6 +310,12 @@ static rb_node_io open_node(rb_conn *c, rb_node *n, const rb_deadline *d,
         hello.cluster_slots = &slots;
     io = rb_node__connect(n, &c->stream, &hello,
                           attempt_until(d, rb_now_ms()), cancel_fd, err);
+    /* A server that accepted a connection was reached, even when the
+     * connection was cut before the handshake's replies (a CLIENT KILL):
+     * from then on a failure is retried as the call says, not as a first
+     * connect that must fail at once. */
+    if (rb_node__reached(n))
+        c->connected_once = 1;
     if (io == RB_NODE_OK && hello.cluster_slots) {
         c->probed = 1;
         if (slots && slots->elements > 0 && load_slots(c, slots) > 0)

@@ -34,6 +34,7 @@ struct rb_node {
     char name[300];
     rb_stream *s;
     redisReader *reader;
+    int reached;          /* a connect(2) to it succeeded once */
 };
 
 rb_node *rb_node__new(const char *host, int port, const char *path)
@@ -78,6 +79,7 @@ void rb_node__free(rb_node *n)
 }
 
 const char *rb_node__name(const rb_node *n) { return n->name; }
+int rb_node__reached(const rb_node *n) { return n->reached; }
 int rb_node__connected(const rb_node *n) { return n->s != NULL; }
 
 int rb_node__is(const rb_node *n, const char *host, int port)
@@ -370,6 +372,7 @@ rb_node_io rb_node__connect(rb_node *n, const rb_stream_cfg *cfg,
     io = dial(n, until_ms, cancel_fd, &fd, err);
     if (io != RB_NODE_OK)
         return io;
+    n->reached = 1;
     rc = rb_stream__open(&n->s, fd, cfg, n->host, n->name, until_ms,
                          cancel_fd, &permanent, err);
     if (rc != RB_OK) {

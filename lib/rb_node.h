@@ -51,6 +51,9 @@ void rb_node__free(rb_node *n);
 const char *rb_node__name(const rb_node *n);
 int rb_node__is(const rb_node *n, const char *host, int port);
 int rb_node__connected(const rb_node *n);
+/* 1 once a connect(2) to it succeeded: something listens there, whatever
+ * became of the connection after. */
+int rb_node__reached(const rb_node *n);
 void rb_node__drop(rb_node *n);
 
 /* Connect (one attempt, until until_ms) and run the handshake.
