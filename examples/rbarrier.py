@@ -207,8 +207,8 @@ class Client:
 
     def wait(self, name, n, id=None, timeout=None, lease=10.0, ttl=86400):
         """Arrive at barrier `name` and block until `n` parties are in the
-        round. Returns {'gen', 'count', 'n', 'completed'} when the round
-        passed; raises Broken, Timeout, Interrupted, Lost, Unreachable,
+        round. Returns {'gen', 'count', 'n', 'index', 'completed'} when the
+        round passed; raises Broken, Timeout, Interrupted, Lost, Unreachable,
         BadInput or RbarrierError otherwise (see exit_code)."""
         check_name(name, "barrier name")
         id = check_id(id or "%s:%d" % (socket.gethostname(), os.getpid()),
@@ -232,17 +232,17 @@ class Client:
         # arrival.
         reply = self._retry(lambda: self._run(
             "arrive", [base, base + ":nonce"],
-            [id, nonce, n, lease_ms, int(ttl), linger]),
+            [id, nonce, n, lease_ms, int(ttl), linger, "0"]),   # 0: no --once
             deadline, "arrive")
         kind = _word(reply[0])
         if kind == "badn":
             raise BadInput("%s: the open round has n=%s; this party said n=%d "
                            "(nothing written)" % (name, _word(reply[1]), n))
-        if kind not in ("wait", "done") or len(reply) < 4:
+        if kind not in ("wait", "done") or len(reply) < 5:
             raise RbarrierError("%s: bad arrive reply %r" % (name, reply))
         gen = int(reply[1])
         result = {"gen": gen, "count": int(reply[2]), "n": n,
-                  "index": int(reply[2]) - 1, "completed": kind == "done"}
+                  "index": int(reply[4]), "completed": kind == "done"}
         if kind == "done":
             return result
 
@@ -371,6 +371,12 @@ class _Waiter:
             reason = _word(reply[1])[len("broken "):]
             if reason.startswith(self.id + " "):
                 reason = reason[len(self.id) + 1:]
+            if len(reply) > 2 and _word(reply[2]).startswith("broken "):
+                # Alone in a round that a broken one left behind: that
+                # break is probably what this party was waiting for.
+                reason += "; alone in round %d, which began when round %d " \
+                          "broke: %s" % (self.gen, self.gen - 1,
+                                         _word(reply[2])[len("broken "):])
             raise exc("%s: %s" % (self.name, reason), *exc_args)
         if kind == "lost":
             raise Lost("%s: barrier state lost" % self.name)
