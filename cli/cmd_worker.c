@@ -69,11 +69,11 @@ int cmd_worker(int argc, char **argv)
     iters = arg_str0(NULL, "iters", "I", "iterations (default 10)");
     run = arg_str0(NULL, "run", "R", "run name: barrier and parameter name "
                    "(default demo)");
-    timeout = arg_str0(NULL, "timeout", "DURATION", "give up on a barrier "
-                       "after DURATION (e.g. 90, 30s, 5m; default 0: wait; "
+    timeout = arg_str0(NULL, "timeout", "DUR", "give up on a barrier "
+                       "after DUR (e.g. 90, 30s, 5m; default 0: wait; "
                        "a dead worker still breaks the round within its "
                        "lease)");
-    lease = arg_str0(NULL, "lease", "DURATION", "barrier lease, 0.1s..1d "
+    lease = arg_str0(NULL, "lease", "DUR", "barrier lease, 0.1s..1d "
                      "(default 10s)");
     end = arg_end(10);
     /* Defaults go in before parsing, as argtable's own examples do. */

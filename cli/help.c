@@ -16,7 +16,7 @@ static const struct {
     int bit;
     const char *code, *text;
 } exit_texts[] = {
-    { CLI_X_OK, "0", "done (wait: the round passed)" },
+    { CLI_X_OK, "0", "done (a barrier: every round passed)" },
     { CLI_X_CMD, "N", "the command's own exit status" },
     { CLI_X_REDIS, "1", "Redis answered with an error, or state was lost" },
     { CLI_X_USAGE, "2", "bad usage or bad input; nothing was written" },
@@ -139,7 +139,9 @@ static void print_exits(FILE *f, unsigned exits)
     for (i = 0; i < sizeof(exit_texts) / sizeof(exit_texts[0]); i++)
         if (exits & (unsigned)exit_texts[i].bit) {
             fprintf(f, "  %-6s", exit_texts[i].code);
-            wrap(f, exit_texts[i].text, 8, 8);
+            /* "0" says what success means for a barrier command only. */
+            wrap(f, exit_texts[i].bit == CLI_X_OK && !(exits & CLI_X_BROKEN)
+                        ? "done" : exit_texts[i].text, 8, 8);
         }
 }
 
