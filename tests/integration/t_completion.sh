@@ -23,6 +23,10 @@ expect_eq "rbarrier w -> wait worker" "wait worker " "$(complete_words rbarrier 
 expect_match "rbarrier '' -> every subcommand" "^(.* )?demo .*status .*train .*wait worker" \
     "$(complete_words rbarrier '')"
 expect_eq "rbarrier --v -> --version" "--version " "$(complete_words rbarrier --v)"
+expect_eq "rbarrier help s -> the subcommands with s" "set status sync " \
+    "$(complete_words rbarrier help s)"
+expect_eq "rbarrier run ... -- ech -> commands (echo)" "echo" \
+    "$(complete_words rbarrier run --name x --n 2 -- ech | tr ' ' '\n' | grep -x echo | sort -u)"
 expect_eq "rbarrier wait --ti -> --timeout" "--timeout " "$(complete_words rbarrier wait --ti)"
 expect_eq "rbarrier wait --timeout '' -> nothing (a free value)" "" \
     "$(complete_words rbarrier wait --timeout '')"
