@@ -1,7 +1,8 @@
 # TLS (rediss://) against a redis-server that speaks only TLS (--port 0
 # --tls-port), with certificates this run made (tests/tls/make-certs.sh):
 #  1. every subcommand over rediss:// with --cacert (and $RBARRIER_CACERT,
-#     --cacertdir, the host name localhost); CLIENT LIST names the party;
+#     --cacertdir, the host name localhost, a seed list); CLIENT LIST names
+#     the party;
 #  2. tls-auth-clients yes: passes with --cert/--key, exit 4 in one line
 #     without them;
 #  3. wrong CA, expired certificate, wrong host name: exit 4 with the reason,
@@ -52,6 +53,10 @@ expect_eq "the host name localhost is verified too" 8 \
 mkdir -p "$RB_TEST_TMP/cadir" && cp "$ca" "$RB_TEST_TMP/cadir/" &&
     openssl rehash "$RB_TEST_TMP/cadir" 2>/dev/null
 expect_eq "--cacertdir" 8 "$(rb get --cacertdir "$RB_TEST_TMP/cadir" --param "$p")"
+
+dead=$(free_port)
+expect_eq "rediss:// seeds: a first seed that does not answer, then the TLS server" 8 \
+    "$(rb get --cacert "$ca" --url "rediss://127.0.0.1:$dead,127.0.0.1:$port/0" --param "$p")"
 
 # tls_fails WHAT REGEX ARGS...: exit 4, one line matching REGEX, quickly
 tls_fails() {
@@ -109,3 +114,26 @@ expect_eq "... in one line" 1 "$(printf '%s\n' "$err" | wc -l)"
 start_redis plain || not_ok "start a plain redis-server"
 tls_fails "a TLS client on a plain port" "TLS: .*\(is that port a TLS port\?\)$" \
     get --url "rediss://127.0.0.1:$REDIS_PORT" --cacert "$ca" --param x --connect-timeout 1
+
+# 5. rediss-sentinel://: a sentinel that speaks TLS, watching a TLS master
+#    (tls-replication yes: the sentinel reaches the master by TLS too).
+start_redis_tls sentmaster || not_ok "start a TLS master"
+mport=$REDIS_PORT sport=$(free_port) sdir=$RB_TEST_TMP/sentinel-tls
+mkdir -p "$sdir"
+printf '%s\n' "port 0" "tls-port $sport" "bind 127.0.0.1" \
+    "tls-cert-file $RB_CERTS/server.crt" "tls-key-file $RB_CERTS/server.key" \
+    "tls-ca-cert-file $RB_CERTS/ca.crt" "tls-replication yes" \
+    "tls-auth-clients no" "sentinel monitor tlsmain 127.0.0.1 $mport 1" \
+    > "$sdir/sentinel.conf"
+tls_ping() { redis-cli --tls --cacert "$ca" -p "$1" PING 2>/dev/null | grep -q PONG; }
+if server_start "$sdir" tls_ping "$sport" -- "$sdir/sentinel.conf" --sentinel; then
+    surl="rediss-sentinel://127.0.0.1:$sport#tlsmain"
+    rb set --url "$surl" --cacert "$ca" --param "$p" --value 11 >/dev/null
+    expect_eq "rediss-sentinel://: set through the sentinel's master" 0 $?
+    expect_eq "rediss-sentinel://: the value is on the TLS master" 11 \
+        "$(redis-cli -s "$REDIS_SOCK" GET "rb:{param:$p}")"
+    rb wait --url "$surl" --cacert "$ca" --name "$(fresh tls-sent)" --n 1
+    expect_eq "rediss-sentinel://: wait" 0 $?
+else
+    not_ok "start a TLS sentinel"
+fi

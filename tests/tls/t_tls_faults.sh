@@ -38,9 +38,12 @@ workers=4 iters=300 run=$(fresh tls-storm)
       sleep 0.05
   done > "$RB_TEST_TMP/$run.kills" ) &
 killer=$!
+# The storm may kill a worker's very first connection, before any command
+# got through; a handle that never connected makes one attempt unless told
+# how long to keep trying (so that a wrong URL fails at once).
 for i in $(seq 0 $((workers - 1))); do
     spawn "$run.w$i" timeout 150 $RBARRIER worker --worker "$i" --workers "$workers" \
-        --iters "$iters" --run "$run"
+        --iters "$iters" --run "$run" --connect-timeout 30
 done
 codes=""
 for i in $(seq 0 $((workers - 1))); do
