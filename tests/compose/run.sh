@@ -102,7 +102,8 @@ projects="$proj ${proj}f"
 # ---- 2. podman, configured for this machine (before anything runs podman)
 # runc: crun refuses the hybrid cgroup hierarchy here; cgroupfs and a file
 # event log: there is no systemd session; the default nofile and nproc
-# limits exceed the hard limits a container may get here.
+# limits exceed the hard limits a container may get here; CNI: the backend
+# whose DNS (the dnsname plugin) step 1 installs, whatever else is there.
 cat > "$work/containers.conf" <<'EOF'
 [containers]
 default_ulimits = ["nofile=20000:20000", "nproc=4096:4096"]
@@ -111,6 +112,9 @@ default_ulimits = ["nofile=20000:20000", "nproc=4096:4096"]
 runtime = "runc"
 cgroup_manager = "cgroupfs"
 events_logger = "file"
+
+[network]
+network_backend = "cni"
 EOF
 # root's usual store, so that the base image outlives the run
 cat > "$work/storage.conf" <<'EOF'
