@@ -239,15 +239,15 @@ stopped() {
     *) return 1 ;;
     esac
 }
-# up PROJECT [SERVICES]: build and start; the build's output goes to the log
+# up PROJECT [ARGS]: podman-compose up -d; its output goes to the log
 up() {
     local p=$1; shift
     stamp "up $p $*"
-    podman-compose -p "$p" up -d --build "$@" >> "$log" 2>&1
+    podman-compose -p "$p" up -d "$@" >> "$log" 2>&1
 }
 
 start=$(now_ms)
-if ! up "$proj"; then
+if ! up "$proj" --build; then
     tail -n 40 "$log"
     abort "podman-compose up -d --build"
 fi
@@ -285,6 +285,12 @@ for w in $workers; do sed "s/^/$w  | /" "$work/$w.log"; done |
 # there for worker3, which never comes. worker1 is killed while it waits:
 # its lease runs out and the other two must exit 3, naming it.
 p=${proj}f
+# The images just built, under the names podman-compose gives this
+# project's (PROJECT_SERVICE), so that its up finds them instead of
+# building them again.
+for s in redis worker0 worker1 worker2; do
+    podman tag "$(podman inspect -f '{{.ImageName}}' "$(cname "$proj" "$s")")" "${p}_$s" >> "$log" 2>&1
+done
 if ! up "$p" redis worker0 worker1 worker2; then
     tail -n 40 "$log"
     abort "podman-compose up (fault run)"
