@@ -132,7 +132,7 @@ static int try_tls(const rb_tls_opts *o, serve_mode mode, const char *leaf,
     if (rc == RB_OK) {
         char buf[16];
         ssize_t n;
-        long long until = rb_now_ms() + 5000;
+        long long until = rb_now_ms() + 30000;
         size_t got = 0;
 
         do {
@@ -174,7 +174,7 @@ static void expect_ok(const rb_tls_opts *o, const char *leaf, const char *host)
     char msg[512];
     int permanent;
 
-    if (try_tls(o, SERVE_TLS, leaf, 0, host, 5000, &permanent, msg,
+    if (try_tls(o, SERVE_TLS, leaf, 0, host, 30000, &permanent, msg,
                 sizeof(msg)) != RB_OK)
         fail_msg("%s as %s: %s", leaf, host, msg);
 }
@@ -184,16 +184,16 @@ static void expect_verify_fail(const rb_tls_opts *o, const char *leaf,
 {
     char msg[512];
     int permanent = 0;
-    long long t0 = rb_now_ms();
 
-    assert_int_equal(try_tls(o, SERVE_TLS, leaf, 0, host, 5000, &permanent,
+    /* The message proves the verification ended the handshake, not its
+     * deadline (that says "no handshake"), under valgrind too. */
+    assert_int_equal(try_tls(o, SERVE_TLS, leaf, 0, host, 30000, &permanent,
                              msg, sizeof(msg)), RB_EUNREACHABLE);
     if (strncmp(msg, "TLS: certificate verify failed: ", 32) != 0 ||
         strstr(msg, reason) == NULL)
         fail_msg("%s as %s: '%s' lacks '%s'", leaf, host, msg, reason);
     assert_true(permanent);
     assert_null(strchr(msg, '\n'));
-    assert_true(rb_now_ms() - t0 < 3000);
 }
 
 static void test_tls_verified(void **state)
@@ -266,10 +266,10 @@ static void test_tls_client_certificate(void **state)
     o.cacert = cert("ca.crt");
     o.cert = cert("client.crt");
     o.key = cert("client.key");
-    assert_int_equal(try_tls(&o, SERVE_TLS, "server", 1, "127.0.0.1", 5000,
+    assert_int_equal(try_tls(&o, SERVE_TLS, "server", 1, "127.0.0.1", 30000,
                              &permanent, msg, sizeof(msg)), RB_OK);
     o.cert = o.key = NULL;
-    assert_int_equal(try_tls(&o, SERVE_TLS, "server", 1, "127.0.0.1", 5000,
+    assert_int_equal(try_tls(&o, SERVE_TLS, "server", 1, "127.0.0.1", 30000,
                              &permanent, msg, sizeof(msg)), RB_EUNREACHABLE);
     if (strstr(msg, "--cert and --key") == NULL)
         fail_msg("no certificate: %s", msg);
