@@ -188,19 +188,22 @@ static void test_exact_deadline(void **state)
     redisReply *r = NULL;
     rb_error err;
     long long t0, took;
+    int rc;
 
     (void)state;
     assert_int_equal(rb_conn_connect(c, rb_now_ms() + 5000, &err), RB_OK);
     t0 = rb_now_ms();
-    assert_int_equal(ping(c, rb_deadline__exact(t0 + 300), &r, &err),
-                     RB_ETIMEOUT);
+    rc = ping(c, rb_deadline__exact(t0 + 300), &r, &err);
     took = rb_now_ms() - t0;
-    /* Ends at its deadline by the client's clock, not at the server's
-     * next 100 ms tick (the margin is for memcheck). */
-    assert_true(took >= 300);
-    assert_true(took < 340);
     rb_conn_free(c);
     stop(pid);
+    assert_int_equal(rc, RB_ETIMEOUT);
+    /* Cut at the deadline by the client's clock: not before it, and not
+     * after the 5 s command timeout a silent server would otherwise cost
+     * (the bound leaves room for memcheck on a loaded machine; the 20 ms
+     * precision of wait --timeout is tests/integration/t_timeout.sh's). */
+    assert_true(took >= 300);
+    assert_true(took < 1000);
 }
 
 int main(void)
