@@ -537,8 +537,8 @@ static int wait_loop(waiter *w, rb_error *err)
 
         if (rb_deadline__over(&w->party, now))
             return timed_out(w, err);
-        if (w->party.until_ms && w->party.until_ms - now <= slice) {
-            slice = w->party.until_ms - now;
+        if (rb_deadline__left(&w->party, now) <= slice) {
+            slice = rb_deadline__left(&w->party, now);
             last = 1;
         }
         if (block_slice(w, slice, last, &rc, err)) {

@@ -225,14 +225,7 @@ int rb_conn__cancelled(const rb_conn *c)
 /* The end of one connect attempt within d. */
 static long long attempt_until(const rb_deadline *d, long long now)
 {
-    long long until = now + RB_CONNECT_ATTEMPT_MS;
-
-    if (d->kind == RB_DEADLINE_EXACT && d->until_ms < until)
-        until = d->until_ms;
-    if (d->kind == RB_DEADLINE_UNTIL && d->until_ms != 0 &&
-        d->until_ms < until)
-        until = d->until_ms > now + 10 ? d->until_ms : now + 10;
-    return until;
+    return rb_deadline__attempt_until(d, now, RB_CONNECT_ATTEMPT_MS);
 }
 
 static int is_str(const redisReply *r)

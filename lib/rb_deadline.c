@@ -105,3 +105,19 @@ long long rb_deadline__reply_by(const rb_deadline *d, long long now,
     cap += RB_REPLY_GRACE_MS;
     return cap < natural ? cap : natural;
 }
+
+/* One connect attempt (dial and handshake) gets attempt_ms, but not past
+ * an EXACT deadline, nor past an UNTIL deadline (though at least 10 ms,
+ * so the last attempt of a window is a real one). */
+long long rb_deadline__attempt_until(const rb_deadline *d, long long now,
+                                     long long attempt_ms)
+{
+    long long until = now + attempt_ms;
+
+    if (d->kind == RB_DEADLINE_EXACT && d->until_ms < until)
+        until = d->until_ms;
+    if (d->kind == RB_DEADLINE_UNTIL && d->until_ms != 0 &&
+        d->until_ms < until)
+        until = d->until_ms > now + 10 ? d->until_ms : now + 10;
+    return until;
+}

@@ -72,6 +72,9 @@ long long rb_deadline__left(const rb_deadline *d, long long now);
 int rb_deadline__over(const rb_deadline *d, long long now);
 /* Longest backoff step between attempts. */
 int rb_deadline__backoff_cap(const rb_deadline *d, long long now);
+/* Absolute time at which one connect attempt gives up. */
+long long rb_deadline__attempt_until(const rb_deadline *d, long long now,
+                                     long long attempt_ms);
 /* Absolute time at which the wait for a reply gives up. */
 long long rb_deadline__reply_by(const rb_deadline *d, long long now,
                                 long long block_ms,

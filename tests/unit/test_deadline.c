@@ -147,6 +147,24 @@ static void test_backoff_cap(void **state)
     assert_int_equal(rb_deadline__backoff_cap(&d, NOW), RB_BACKOFF_FLOOR_MS);
 }
 
+static void test_attempt_until(void **state)
+{
+    rb_deadline d;
+
+    (void)state;
+    d = rb_deadline__once();
+    assert_int_equal(rb_deadline__attempt_until(&d, NOW, 2000), NOW + 2000);
+    d = rb_deadline__until(0);
+    assert_int_equal(rb_deadline__attempt_until(&d, NOW, 2000), NOW + 2000);
+    d = rb_deadline__within(NOW, 500);
+    assert_int_equal(rb_deadline__attempt_until(&d, NOW, 2000), NOW + 500);
+    /* The last attempt of a window is a real one. */
+    assert_int_equal(rb_deadline__attempt_until(&d, NOW + 499, 2000),
+                     NOW + 509);
+    d = rb_deadline__exact(NOW + 300);
+    assert_int_equal(rb_deadline__attempt_until(&d, NOW, 2000), NOW + 300);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -157,6 +175,7 @@ int main(void)
         cmocka_unit_test(test_sooner),
         cmocka_unit_test(test_reach),
         cmocka_unit_test(test_backoff_cap),
+        cmocka_unit_test(test_attempt_until),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
