@@ -112,5 +112,6 @@ schema_ok "demo --check: a problem"        1 error     rb demo --check "$RB_TEST
 # the usage error every subcommand shares.
 schema_ok "wait"                           0 ok        rb wait --name "$(fresh jwait)" --n 1 --json
 schema_ok "wait: bad usage"                2 error     rb wait --name x --n 0 --json
+schema_ok "wait: own timeout"             124 timeout rb wait --name "$(fresh jwto)" --n 2 --timeout 0.2 --json
 schema_ok "run: bad usage"                 2 error     rb run --name x --n 0 --json -- true
 schema_ok "unknown option, any command"    2 error     rb get --param x --bogus --json
