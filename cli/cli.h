@@ -115,7 +115,7 @@ int cli_parse(int argc, char **argv, void **table, struct arg_end *end,
 /* Say msg (formatted) on stderr, end the --json object with outcome and
  * reason from code and msg, and return code. */
 int cli_fail(int code, const char *fmt, ...) CLI_PRINTF(2, 3);
-/* The same for a message about `who` (a worker): stderr says
+/* The same for a message about `who` (a worker; NULL: none): stderr says
  * "rbarrier: <who>: <msg>"; the JSON reason is msg without a leading
  * "<name>: " (the library names the barrier; JSON has it in "name"). */
 int cli_fail_as(int code, const char *who, const char *msg,

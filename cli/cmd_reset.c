@@ -36,7 +36,7 @@ int cmd_reset(int argc, char **argv)
     rc = rb_barrier_reset(conn, prefix, name->sval[0], 0, &rr, &err);
     code = cli_exit_code(rc, cli_signal());
     if (rc != RB_OK) {
-        cli_fail_as(code, "rbarrier", err.msg, name->sval[0]);
+        cli_fail_as(code, NULL, err.msg, name->sval[0]);
     } else if (cli_out_json()) {
         cli_json_kint(cli_out_json(), "gen", rr.gen);
         cli_json_kint(cli_out_json(), "arrived", rr.members);

@@ -111,7 +111,7 @@ int cmd_status(int argc, char **argv)
     rc = rb_barrier_status(conn, prefix, name->sval[0], &st, &err);
     code = cli_exit_code(rc, cli_signal());
     if (rc != RB_OK) {
-        cli_fail_as(code, "rbarrier", err.msg, name->sval[0]);
+        cli_fail_as(code, NULL, err.msg, name->sval[0]);
     } else {
         print_status(name->sval[0], &st);
         cli_done(code, NULL);

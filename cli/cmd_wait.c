@@ -679,7 +679,7 @@ int wait_command(int argc, char **argv, char *const *run_argv)
     }
     json_result(&o, &res, rc, reduce, reduced[0] ? reduced : NULL);
     if (rc != RB_OK)
-        cli_fail_as(code, "rbarrier", err.msg, o.name);
+        cli_fail_as(code, NULL, err.msg, o.name);
     else
         cli_done(code, NULL);
 

@@ -160,11 +160,12 @@ int cli_fail_as(int code, const char *who, const char *msg,
                 const char *name)
 {
     char stack[2048], *line = stack;
-    size_t need = strlen(who) + strlen(msg) + 3;
+    size_t need = (who ? strlen(who) + 2 : 0) + strlen(msg) + 1;
 
     if (need > sizeof(stack) && (line = malloc(need)) == NULL)
         line = stack;
-    snprintf(line, line == stack ? sizeof(stack) : need, "%s: %s", who, msg);
+    snprintf(line, line == stack ? sizeof(stack) : need, "%s%s%s",
+             who ? who : "", who ? ": " : "", msg);
     cli_say(line);
     cli_done(code, cli_reason(msg, name));
     if (line != stack)
