@@ -831,10 +831,7 @@ int rb_conn__call(rb_conn *c, int argc, const char **argv,
             forget_route(c, idx);
         }
 
-        /* Resend as the deadline allows; a server reached by this very
-         * attempt (cut during its handshake) is resent as the call says. */
-        if (c->connected_once)
-            rule = d;
+        /* Resend as the deadline allows. */
         now = rb_now_ms();
         left = rb_deadline__left(rule, now);
         if (left == 0) {
@@ -883,9 +880,9 @@ int rb_conn__connect(rb_conn *c, const rb_deadline *d, rb_error *err)
         int idx;
         rb_node_io io;
 
-        io = route(c, NULL, 0, d, cancel_fd, &idx, err);
         if (d->kind == RB_DEADLINE_ONCE && c->connected_once)
             d = &resend;
+        io = route(c, NULL, 0, d, cancel_fd, &idx, err);
 
         if (io == RB_NODE_OK) {
             c->connected_once = 1;
