@@ -869,20 +869,11 @@ int rb_conn__connect(rb_conn *c, const rb_deadline *d, rb_error *err)
 {
     int cancel_fd = c->opts.cancel_fd, delay = RB_BACKOFF_MIN_MS;
     long long since = rb_now_ms();
-    /* A server that accepted the connection was reached: when it cut the
-     * connection before the handshake ended (a CLIENT KILL), "one attempt"
-     * has done its job of failing a wrong URL at once, and the connect is
-     * retried like any call's resend. */
-    rb_deadline resend = rb_conn__op_deadline(c);
 
     for (;;) {
         long long now, left;
         int idx;
-        rb_node_io io;
-
-        if (d->kind == RB_DEADLINE_ONCE && c->connected_once)
-            d = &resend;
-        io = route(c, NULL, 0, d, cancel_fd, &idx, err);
+        rb_node_io io = route(c, NULL, 0, d, cancel_fd, &idx, err);
 
         if (io == RB_NODE_OK) {
             c->connected_once = 1;
