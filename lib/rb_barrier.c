@@ -50,12 +50,27 @@ typedef struct waiter {
 
 /* ---- how long each call may try (the one place this file says it) ---- */
 
+/* A party cut off from Redis for longer than its lease is presumed dead by
+ * the others, so its calls stop trying then. With --replicas a call may
+ * have run on the master and only wait for a replica to acknowledge it:
+ * after a Sentinel failover the new master has none until the old one
+ * rejoins (about 11 s). Giving up at a shorter lease would fail a party
+ * whose arrival completed the round that the others pass; resending is
+ * harmless (the nonce), and a party that was in fact cut off learns from
+ * the round's outcome that its lease ran out. */
+static long long resend_until(const waiter *w)
+{
+    long long window = rb_conn__ack_window_ms(w->c);
+
+    return rb_now_ms() + (window > w->lease_ms ? window : w->lease_ms);
+}
+
 static rb_call call_arrive(const waiter *w)
 {
     /* Not cancellable: once sent, the arrival must be known, so that an
      * interrupted party can break the round it is in. */
     rb_call call = {
-        .deadline = rb_deadline__sooner(w->party, rb_now_ms() + w->lease_ms),
+        .deadline = rb_deadline__sooner(w->party, resend_until(w)),
         .fault = RB_FAULT_ARRIVE_REPLY,
     };
 
@@ -64,10 +79,8 @@ static rb_call call_arrive(const waiter *w)
 
 static rb_call call_beat(const waiter *w)
 {
-    /* A waiter cut off for longer than its lease is presumed dead by the
-     * others: there is no point reconnecting beyond that. */
     rb_call call = {
-        .deadline = rb_deadline__sooner(w->party, rb_now_ms() + w->lease_ms),
+        .deadline = rb_deadline__sooner(w->party, resend_until(w)),
         .cancellable = 1,
     };
 

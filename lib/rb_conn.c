@@ -855,9 +855,14 @@ rb_deadline rb_conn__reach(const rb_conn *c, long long party_until)
                               c->opts.connect_timeout_ms);
 }
 
+long long rb_conn__ack_window_ms(const rb_conn *c)
+{
+    return c->opts.replicas > 0 ? RB_RESEND_WINDOW_REPLICAS_MS : 0;
+}
+
 rb_deadline rb_conn__op_deadline(const rb_conn *c)
 {
-    long long ms = c->opts.replicas > 0 ? RB_RESEND_WINDOW_REPLICAS_MS
+    long long ms = c->opts.replicas > 0 ? rb_conn__ack_window_ms(c)
                                         : RB_RESEND_WINDOW_MS;
 
     if (c->opts.connect_timeout_ms > ms)

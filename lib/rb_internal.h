@@ -121,9 +121,12 @@ rb_deadline rb_conn__reach(const rb_conn *c, long long party_until);
 
 /* The deadline of an operation without one of its own, from now. */
 rb_deadline rb_conn__op_deadline(const rb_conn *c);
+/* How long a call resends when its writes wait for --replicas
+ * acknowledgements (RB_RESEND_WINDOW_REPLICAS_MS); 0 without --replicas. */
+long long rb_conn__ack_window_ms(const rb_conn *c);
 
-/* Connect now (no-op when connected) within d. */
-int rb_conn__connect(rb_conn *c, const rb_deadline *d, rb_error *err);
+/* Connect now (no-op when connected) within reach (rb_conn__reach). */
+int rb_conn__connect(rb_conn *c, const rb_deadline *reach, rb_error *err);
 
 /* Whether the server lacks BLMOVE (Redis < 6.2); learned on first use. */
 int rb_conn__no_blmove(const rb_conn *c);

@@ -12,6 +12,8 @@ export RBARRIER_URL=${RB_URL:-}
 ok()      { echo "ok - $*"; }
 not_ok()  { echo "not ok - $*"; }
 skip()    { echo "skip - $*"; }
+# diag TEXT: context for a reader of a failed run; not counted
+diag()    { printf '#   %s\n' "$*"; }
 check()   { local what=$1; shift; if "$@"; then ok "$what"; else not_ok "$what"; fi; }
 
 # expect_eq WHAT EXPECTED ACTUAL
@@ -217,7 +219,13 @@ cluster_settled() {
         redis-cli -p "$p" CLUSTER INFO 2>/dev/null | grep -q '^cluster_state:ok' || return 1
         [ "$(redis-cli -p "$p" CLUSTER INFO | sed -n 's/^cluster_known_nodes:\([0-9]*\).*/\1/p')" = "${#CLUSTER_PORTS[@]}" ] || return 1
     done
-    redis-cli --cluster check "127.0.0.1:${CLUSTER_PORTS[0]}" 2>/dev/null | grep -q 'All 16384 slots covered'
+    redis-cli --cluster check "127.0.0.1:${CLUSTER_PORTS[0]}" 2>/dev/null | grep -q 'All 16384 slots covered' || return 1
+    # A replica that has not finished its first sync cannot stand in for
+    # its master yet: the failover tests need that it can.
+    for p in "${CLUSTER_PORTS[@]}"; do
+        redis-cli -p "$p" ROLE 2>/dev/null | head -1 | grep -q master && continue
+        _replica_synced "$p" || return 1
+    done
 }
 # cluster_owner KEY: the port of the master that serves KEY now, as the
 # first node that answers sees it.

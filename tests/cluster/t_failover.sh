@@ -23,18 +23,20 @@ wait_until 20 test "$(redis-cli -p "$m" ZCARD "rb:{$n}:1:in")" = 3
 expect_eq "3 of 4 parties wait on master :$m" 3 "$(redis-cli -p "$m" ZCARD "rb:{$n}:1:in")"
 # The arrivals reach the replica before the kill (replication is
 # asynchronous; WAIT makes that explicit).
-redis-cli -p "$m" WAIT 1 5000 >/dev/null
+expect_eq "... and reach its replica (WAIT 1)" 1 "$(redis-cli -p "$m" WAIT 1 5000)"
 t0=$(now_ms)
 kill -9 "$mpid"
 promoted() { o=$(cluster_owner "rb:{$n}"); [ -n "$o" ] && [ "$o" != "$m" ]; }
 wait_until 30 promoted
 check "a replica took over the slot ($(since "$t0") ms)" promoted
+diag "on the new owner: $(redis-cli -p "$(cluster_owner "rb:{$n}")" ZCARD "rb:{$n}:1:in") arrived"
 for q in "${CLUSTER_PORTS[@]}"; do [ "$q" != "$m" ] && { live=$q; break; }; done
 # A seed list whose first seed is dead: the next one is tried.
 spawn "$n.p4" $RBARRIER wait --name "$n" --n 4 --id p4 --timeout 60 --url "$url,127.0.0.1:$live"
 for p in 1 2 3 4; do await "$n.p$p" 70; done
 codes="$(code_of "$n.p1") $(code_of "$n.p2") $(code_of "$n.p3") $(code_of "$n.p4")"
 check "none hangs ($codes)" test "${codes#*running}" = "$codes"
+for p in 1 2 3 4; do diag "p$p ($(code_of "$n.p$p")): $(err_of "$n.p$p" | tail -1)"; done
 if [ "$codes" = "0 0 0 0" ]; then
     ok "all four pass across the failover"
 else

@@ -44,6 +44,7 @@ spawn "$n.p4" $RBARRIER wait --name "$n" --n 4 --id p4 --replicas 1 --timeout 60
 for p in 1 2 3 4; do await "$n.p$p" 70; done
 codes="$(code_of "$n.p1") $(code_of "$n.p2") $(code_of "$n.p3") $(code_of "$n.p4")"
 check "none hangs ($codes)" test "${codes#*running}" = "$codes"
+for p in 1 2 3 4; do diag "p$p ($(code_of "$n.p$p")): $(err_of "$n.p$p" | tail -1)"; done
 if [ "$codes" = "0 0 0 0" ]; then
     ok "all four pass across the failover"
 else
