@@ -303,12 +303,6 @@ static rb_node_io open_node(rb_conn *c, rb_node *n, const rb_deadline *d,
         hello.cluster_slots = &slots;
     io = rb_node__connect(n, &c->stream, &hello,
                           attempt_until(d, rb_now_ms()), cancel_fd, err);
-    /* A server that accepted a connection was reached, even when the
-     * connection was cut before the handshake's replies (a CLIENT KILL):
-     * from then on a failure is retried as the call says, not as a first
-     * connect that must fail at once. */
-    if (rb_node__reached(n))
-        c->connected_once = 1;
     if (io == RB_NODE_OK && hello.cluster_slots) {
         c->probed = 1;
         if (slots && slots->elements > 0 && load_slots(c, slots) > 0)
@@ -560,6 +554,27 @@ static void notice(rb_conn *c, const rb_deadline *d, long long failing_since,
     c->noticed = 1;
     c->opts.on_unreachable(c->opts.payload, err->msg,
                            d->until_ms ? left : 0);
+}
+
+/* A first connection that found a server but was cut before it served
+ * (a restart, clients being killed) is tried again for a moment; one that
+ * found nobody listening fails at once, as a wrong URL should. A server
+ * that refuses us for good (AUTH, a TLS alert) is RB_NODE_REFUSED and never
+ * gets here. */
+#define RB_CUT_RETRY_MS 2000
+
+static void retry_a_cut(const rb_conn *c, rb_deadline *reach)
+{
+    int i, reached = 0;
+
+    if (reach->kind != RB_DEADLINE_ONCE)
+        return;
+    for (i = 0; i < c->nnodes && !reached; i++)
+        reached = rb_node__reached(c->nodes[i]);
+    for (i = 0; i < c->nsentinels && !reached; i++)
+        reached = rb_node__reached(c->sentinels[i]);
+    if (reached)
+        *reach = rb_deadline__within(rb_now_ms(), RB_CUT_RETRY_MS);
 }
 
 /* ---- the resend loop ------------------------------------------------- */
@@ -832,6 +847,8 @@ int rb_conn__call(rb_conn *c, int argc, const char **argv,
         }
 
         /* Resend as the deadline allows. */
+        if (!c->connected_once)
+            retry_a_cut(c, &reach);
         now = rb_now_ms();
         left = rb_deadline__left(rule, now);
         if (left == 0) {
@@ -870,10 +887,12 @@ rb_deadline rb_conn__op_deadline(const rb_conn *c)
     return rb_deadline__within(rb_now_ms(), ms);
 }
 
-int rb_conn__connect(rb_conn *c, const rb_deadline *d, rb_error *err)
+int rb_conn__connect(rb_conn *c, const rb_deadline *reach, rb_error *err)
 {
     int cancel_fd = c->opts.cancel_fd, delay = RB_BACKOFF_MIN_MS;
     long long since = rb_now_ms();
+    rb_deadline rule = *reach;
+    const rb_deadline *d = &rule;
 
     for (;;) {
         long long now, left;
@@ -888,6 +907,7 @@ int rb_conn__connect(rb_conn *c, const rb_deadline *d, rb_error *err)
             return rb_error__set(err, RB_ECANCELED, "interrupted");
         if (io == RB_NODE_REFUSED || err->code == RB_ENOMEM)
             return err->code;
+        retry_a_cut(c, &rule);
         now = rb_now_ms();
         left = rb_deadline__left(d, now);
         if (left == 0)

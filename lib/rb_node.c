@@ -247,12 +247,15 @@ static rb_node_io fail_io(rb_node *n, rb_node_io io, long long waited,
     return io;
 }
 
-static rb_node_io lost(rb_node *n, const char *why, rb_error *err)
+/* A read or write that ended the connection: RB_IO_REFUSED (the peer
+ * refused us for good) or anything else (it went away). */
+static rb_node_io lost(rb_node *n, ssize_t how, const char *why,
+                       rb_error *err)
 {
     rb_error__set(err, RB_EUNREACHABLE, "lost connection to Redis at %s: %s",
                   n->name, why);
     rb_node__drop(n);
-    return RB_NODE_FAILED;
+    return how == RB_IO_REFUSED ? RB_NODE_REFUSED : RB_NODE_FAILED;
 }
 
 rb_node_io rb_node__exchange(rb_node *n, const rb_cmd *cmds, int ncmds,
@@ -268,7 +271,7 @@ rb_node_io rb_node__exchange(rb_node *n, const rb_cmd *cmds, int ncmds,
     for (i = 0; i < ncmds; i++)
         replies[i] = NULL;
     if (n->s == NULL)
-        return lost(n, "not connected", err);
+        return lost(n, RB_IO_ERROR, "not connected", err);
     for (i = 0; i < ncmds; i++) {
         char *one = NULL, *grown;
         int l = redisFormatCommandArgv(&one, cmds[i].argc, cmds[i].argv,
@@ -306,7 +309,7 @@ rb_node_io rb_node__exchange(rb_node *n, const rb_cmd *cmds, int ncmds,
             continue;
         }
         free(buf);
-        return lost(n, w == 0 ? "connection closed" : werr.msg, err);
+        return lost(n, w, w == 0 ? "connection closed" : werr.msg, err);
     }
     free(buf);
 
@@ -339,8 +342,7 @@ rb_node_io rb_node__exchange(rb_node *n, const rb_cmd *cmds, int ncmds,
             fail_io(n, io, rb_now_ms() - started, err);
             goto undo;
         }
-        lost(n, r == 0 ? "connection closed" : rerr.msg, err);
-        io = RB_NODE_FAILED;
+        io = lost(n, r, r == 0 ? "connection closed" : rerr.msg, err);
         goto undo;
     }
     return RB_NODE_OK;

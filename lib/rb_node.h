@@ -65,7 +65,8 @@ rb_node_io rb_node__connect(rb_node *n, const rb_stream_cfg *cfg,
 /* Send ncmds (<= RB_NODE_CMDS_MAX) commands in one write and read their
  * replies, until reply_by (rb_now_ms clock). On RB_NODE_OK every replies[i]
  * is set, for the caller to free; on anything else none is, the connection
- * is dropped, and err says why (RB_EUNREACHABLE, RB_EPROTO). */
+ * is dropped, and err says why (RB_EUNREACHABLE, RB_EPROTO). RB_NODE_REFUSED:
+ * the server refused us for good (a TLS alert). */
 rb_node_io rb_node__exchange(rb_node *n, const rb_cmd *cmds, int ncmds,
                         long long reply_by, int cancel_fd,
                         redisReply **replies, rb_error *err);

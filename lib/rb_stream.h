@@ -26,7 +26,8 @@ typedef struct rb_stream rb_stream;
 typedef struct rb_stream_ops {
     const char *name;     /* "tcp", "unix", "tls": for messages */
     /* > 0: bytes moved; 0: (read) the server closed; RB_IO_WANT_READ or
-     * RB_IO_WANT_WRITE; RB_IO_ERROR with err set (RB_EUNREACHABLE). */
+     * RB_IO_WANT_WRITE; RB_IO_ERROR or RB_IO_REFUSED (rb_tls.h) with err
+     * set (RB_EUNREACHABLE). */
     ssize_t (*read)(rb_stream *s, void *buf, size_t len, rb_error *err);
     ssize_t (*write)(rb_stream *s, const void *buf, size_t len,
                      rb_error *err);

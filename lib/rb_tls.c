@@ -285,6 +285,7 @@ int rb_tls__handshake(rb_tls **out, rb_tls_ctx *ctx, int fd,
 static ssize_t io_result(rb_tls *t, int rc, rb_error *err)
 {
     char buf[256];
+    unsigned long e;
 
     switch (SSL_get_error(t->ssl, rc)) {
     case SSL_ERROR_WANT_READ:
@@ -300,12 +301,17 @@ static ssize_t io_result(rb_tls *t, int rc, rb_error *err)
         rb_error__set(err, RB_EUNREACHABLE, "%s", strerror(errno));
         return RB_IO_ERROR;
     default:
+        /* OpenSSL files an alert from the peer under its alert number
+         * plus SSL_AD_REASON_OFFSET. */
+        e = ERR_peek_last_error();
         ssl_error_text(buf, sizeof(buf));
         rb_error__set(err, RB_EUNREACHABLE, "TLS: %s%s", reason_of(buf),
                       strstr(buf, "certificate required")
                           ? " (the server wants a client certificate: "
                             "--cert and --key)" : "");
-        return RB_IO_ERROR;
+        return ERR_GET_LIB(e) == ERR_LIB_SSL &&
+                       ERR_GET_REASON(e) >= SSL_AD_REASON_OFFSET
+                   ? RB_IO_REFUSED : RB_IO_ERROR;
     }
 }
 
@@ -340,10 +346,11 @@ ssize_t rb_tls__write(rb_tls *t, const void *buf, size_t len, rb_error *err)
 
         ERR_clear_error();
         if (SSL_read(t->ssl, &byte, 1) <= 0 &&
-            io_result(t, -1, &alert) == RB_IO_ERROR &&
-            strncmp(alert.msg, "TLS: ", 5) == 0)
+            io_result(t, -1, &alert) == RB_IO_REFUSED) {
             if (err)
                 *err = alert;
+            return RB_IO_REFUSED;
+        }
         return RB_IO_ERROR;
     }
     if (rc == 0) {      /* a closed stream cannot take bytes */

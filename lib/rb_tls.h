@@ -21,6 +21,9 @@ typedef struct rb_tls rb_tls;           /* one session on one socket */
 #define RB_IO_ERROR (-1)
 #define RB_IO_WANT_READ (-2)
 #define RB_IO_WANT_WRITE (-3)
+/* The peer refused us with a fatal TLS alert (a client certificate it
+ * wants, a protocol it will not speak): reconnecting cannot help. */
+#define RB_IO_REFUSED (-4)
 
 /* Load the certificates and keys that opts names: done once per
  * connection handle, so a missing or unreadable file is bad input
@@ -44,13 +47,13 @@ int rb_tls__handshake(rb_tls **out, rb_tls_ctx *ctx, int fd,
 
 /* Read up to len bytes. Data may sit decrypted inside the session where
  * poll(2) cannot see it: call until RB_IO_WANT_READ before polling.
- * @return bytes (> 0), 0 (closed), RB_IO_WANT_READ/WRITE, RB_IO_ERROR
- *         (err says why) */
+ * @return bytes (> 0), 0 (closed), RB_IO_WANT_READ/WRITE, RB_IO_ERROR or
+ *         RB_IO_REFUSED (err says why) */
 ssize_t rb_tls__read(rb_tls *t, void *buf, size_t len, rb_error *err);
 
 /* Write up to len bytes (a partial write is normal); the caller may pass
  * the rest from a moved buffer.
- * @return bytes (> 0), RB_IO_WANT_READ/WRITE, RB_IO_ERROR */
+ * @return bytes (> 0), RB_IO_WANT_READ/WRITE, RB_IO_ERROR, RB_IO_REFUSED */
 ssize_t rb_tls__write(rb_tls *t, const void *buf, size_t len,
                       rb_error *err);
 

@@ -1,7 +1,9 @@
 /* The node and the resend loop against a scripted stand-in server on a
  * unix socket (a forked child): the handshake goes out in one write, each
- * "not now" reply is resent, an error reply is final, and an EXACT
- * deadline ends a call that gets no reply at that deadline. */
+ * "not now" reply is resent, an error reply is final, an EXACT deadline
+ * ends a call that gets no reply at that deadline, and a first connection
+ * cut during its handshake is tried again while nobody listening fails at
+ * once. */
 #include "fmacros.h"
 
 #include <errno.h>
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -26,8 +29,11 @@ static char sock_path[108];
 static char log_path[128];
 
 /* The stand-in: on each connection, answer each read with the next entry
- * of replies ("" : stay silent), and log what each read held, one line per
- * read with its command count (lines starting with '*'). */
+ * of replies ("" : stay silent; CUT: close the connection instead), and log
+ * what each read held, one line per read with its command count (lines
+ * starting with '*'). */
+#define CUT "\x01cut"
+
 static pid_t serve(const char *const *replies, int count)
 {
     struct sockaddr_un sun;
@@ -52,6 +58,12 @@ static pid_t serve(const char *const *replies, int count)
     if (pid == 0) {
         int next = 0;
 
+        /* A failed assertion in the test skips stop(): do not outlive it
+         * (an orphan holding the runner's pipe would hang make unit). */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() == 1)
+            _exit(0);
+
         for (;;) {
             int c = accept(l, NULL, NULL);
             char buf[65536];
@@ -72,6 +84,10 @@ static pid_t serve(const char *const *replies, int count)
                     fprintf(f, "%d %s\n", cmds,
                             strstr(buf, "SETNAME") ? "hello" : "call");
                     fclose(f);
+                }
+                if (next < count && strcmp(replies[next], CUT) == 0) {
+                    next++;
+                    break;
                 }
                 if (next < count && replies[next][0] &&
                     write(c, replies[next], strlen(replies[next])) < 0)
@@ -206,12 +222,100 @@ static void test_exact_deadline(void **state)
     assert_true(took < 1000);
 }
 
+static int log_lines(void)
+{
+    FILE *f = fopen(log_path, "r");
+    char line[64];
+    int n = 0;
+
+    if (f == NULL)
+        return 0;
+    while (fgets(line, sizeof(line), f))
+        n++;
+    fclose(f);
+    return n;
+}
+
+static void test_cut_first_connection_is_retried(void **state)
+{
+    static const char *const replies[] = {
+        CUT,                          /* the handshake read, then closed */
+        "+OK\r\n+OK\r\n+OK\r\n",
+        "+PONG\r\n",
+    };
+    pid_t pid = serve(replies, 3);
+    rb_conn *c = open_conn();
+    redisReply *r = NULL;
+    rb_error err;
+    int rc;
+
+    (void)state;
+    /* No --connect-timeout: a handle that never connected has one
+     * attempt, but a server that took the connection is there. */
+    rc = ping(c, rb_deadline__once(), &r, &err);
+    rb_conn_free(c);
+    assert_int_equal(rc, RB_OK);
+    assert_string_equal(r->str, "PONG");
+    freeReplyObject(r);
+    assert_int_equal(log_lines(), 3);
+    stop(pid);
+}
+
+static void test_always_cut_fails_after_a_few_tries(void **state)
+{
+    const char *replies[64];
+    pid_t pid;
+    rb_conn *c;
+    redisReply *r = NULL;
+    rb_error err;
+    int rc, tries, i;
+
+    (void)state;
+    for (i = 0; i < 64; i++)
+        replies[i] = CUT;
+    pid = serve(replies, 64);
+    c = open_conn();
+    rc = ping(c, rb_deadline__once(), &r, &err);
+    rb_conn_free(c);
+    tries = log_lines();
+    stop(pid);
+    assert_int_equal(rc, RB_EUNREACHABLE);
+    assert_non_null(strstr(err.msg, "connection"));
+    /* Tried again, for a moment (RB_CUT_RETRY_MS), not for ever. */
+    assert_true(tries > 2);
+    assert_true(tries < 64);
+}
+
+static void test_nobody_listening_fails_at_once(void **state)
+{
+    pid_t pid = serve(NULL, 0);
+    rb_conn *c;
+    redisReply *r = NULL;
+    rb_error err;
+    long long t0, took;
+    int rc;
+
+    (void)state;
+    stop(pid);                        /* the socket file is gone too */
+    c = open_conn();
+    t0 = rb_now_ms();
+    rc = ping(c, rb_deadline__once(), &r, &err);
+    took = rb_now_ms() - t0;
+    rb_conn_free(c);
+    assert_int_equal(rc, RB_EUNREACHABLE);
+    /* Not tried again: a cut connection would be, for 2 s. */
+    assert_true(took < 1000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_handshake_one_write_and_not_now),
         cmocka_unit_test(test_once_is_not_resent),
         cmocka_unit_test(test_exact_deadline),
+        cmocka_unit_test(test_cut_first_connection_is_retried),
+        cmocka_unit_test(test_always_cut_fails_after_a_few_tries),
+        cmocka_unit_test(test_nobody_listening_fails_at_once),
     };
 
     signal(SIGPIPE, SIG_IGN);
