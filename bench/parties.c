@@ -29,7 +29,7 @@ static void *party_main(void *arg)
     long i;
 
     for (i = 0; i < tp->reps; i++) {
-        tp->rc = rb_barrier_wait(tp->c, &tp->o, &res, &err);
+        tp->rc = rb_barrier_wait(&res, tp->c, &tp->o, &err);
         if (tp->release)
             tp->release[i] = now_ns();
         if (tp->released)
@@ -117,7 +117,7 @@ long long complete_round(rb_conn *c, const char *name, long n,
     o.timeout_s = 60;
     if (sent)
         *sent = now_ns();
-    if (rb_barrier_wait(c, &o, &res, &err) != RB_OK)
+    if (rb_barrier_wait(&res, c, &o, &err) != RB_OK)
         die("completing arrival at %s: %s", name, err.msg);
     t = now_ns();
     if (!res.completed)

@@ -99,7 +99,7 @@ int bench_rounds(bench_ctx *ctx, int argc, char **argv)
                 int rc;
 
                 t_send[r * n + p] = now_ns();
-                rc = rb_barrier_wait(c, &o, &res, &err);
+                rc = rb_barrier_wait(&res, c, &o, &err);
 
                 t[r * n + p] = now_ns();
                 if (rc != RB_OK) {

@@ -44,7 +44,7 @@ static void *pair_run(void *arg)
     o.id = p->id;
     o.timeout_s = 60;
     for (r = 0; p->rc == RB_OK && r < p->rounds; r++)
-        p->rc = rb_barrier_wait(c, &o, NULL, &err);
+        p->rc = rb_barrier_wait(NULL, c, &o, &err);
     if (p->rc != RB_OK)
         snprintf(p->why, sizeof(p->why), "%s", err.msg);
     rb_conn_free(c);

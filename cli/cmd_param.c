@@ -28,7 +28,7 @@ static int param_open(const cli_common *common, const char *param,
         cli_json_kstr(cli_out_json(), "id", worker);
     if (rb_check_name(param, "param", &err) != RB_OK ||
         (worker && rb_check_id(worker, "--worker", &err) != RB_OK) ||
-        (number && rb_check_number(number, number_what, NULL, &err) !=
+        (number && rb_check_number(NULL, number, number_what, &err) !=
                        RB_OK) ||
         cli_prefix(common, prefix, &err) != RB_OK ||
         cli_url(common, &url, &err) != RB_OK)

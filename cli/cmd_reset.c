@@ -33,7 +33,7 @@ int cmd_reset(int argc, char **argv)
     code = cli_open_barrier(&common, name->sval[0], &prefix, &conn);
     if (code >= 0)
         goto out;
-    rc = rb_barrier_reset(conn, prefix, name->sval[0], 0, &rr, &err);
+    rc = rb_barrier_reset(&rr, conn, prefix, name->sval[0], 0, &err);
     code = cli_exit_code(rc, cli_signal());
     if (rc != RB_OK) {
         cli_fail_as(code, NULL, err.msg, name->sval[0]);

@@ -108,7 +108,7 @@ int cmd_status(int argc, char **argv)
     code = cli_open_barrier(&common, name->sval[0], &prefix, &conn);
     if (code >= 0)
         goto out;
-    rc = rb_barrier_status(conn, prefix, name->sval[0], &st, &err);
+    rc = rb_barrier_status(&st, conn, prefix, name->sval[0], &err);
     code = cli_exit_code(rc, cli_signal());
     if (rc != RB_OK) {
         cli_fail_as(code, NULL, err.msg, name->sval[0]);

@@ -289,7 +289,7 @@ static int reduce_values(reduce_kind kind, char *const *v, size_t count,
     for (i = 0; i < count; i++) {
         rb_error e;
 
-        if (rb_check_number(v[i], "value", &is_float, &e) != RB_OK) {
+        if (rb_check_number(&is_float, v[i], "value", &e) != RB_OK) {
             err->code = RB_EPROTO;
             snprintf(err->msg, sizeof(err->msg), "another party's value "
                      "'%.60s' is not a number (did every party pass the "
@@ -491,7 +491,7 @@ static int parse_flags(wait_flags *f, rb_wait_opts *o, rb_url *url,
         if (*reduce == REDUCE_NONE)
             *reduce = REDUCE_ALL;
         if (*reduce != REDUCE_ALL &&
-            rb_check_number(o->value, "--value", &is_float, err) != RB_OK)
+            rb_check_number(&is_float, o->value, "--value", err) != RB_OK)
             return RB_EINVAL;
         if (strlen(o->value) > 200 || strpbrk(o->value, "\n\r\t\x7f"))
             return cli_error(err, "--value must be 1..200 bytes without "
@@ -626,7 +626,7 @@ int wait_command(int argc, char **argv, char *const *run_argv)
 
     if ((code = cli_open(&url, &conn)) >= 0)
         goto out;
-    rc = rb_barrier_wait(conn, &o, &res, &err);
+    rc = rb_barrier_wait(&res, conn, &o, &err);
     erase_progress(&line);
     if (res.duplicate && !quiet)
         cli_message("warning: %s: id '%s' was already waiting in round %lld "
@@ -661,7 +661,7 @@ int wait_command(int argc, char **argv, char *const *run_argv)
         }
         rb_wait_result_clear(&res);
         o.value = NULL;   /* the value was agreed on entry */
-        rc = rb_barrier_wait(conn, &o, &res, &err);
+        rc = rb_barrier_wait(&res, conn, &o, &err);
         erase_progress(&line);
         if (rc == RB_OK) {
             json_result(&o, &res, rc, REDUCE_NONE, NULL);

@@ -124,12 +124,12 @@ int cmd_worker(int argc, char **argv)
             free(local_v);
             free(global_v);
             local_v = global_v = NULL;
-            rc = rb_barrier_wait(conn, &o, NULL, &err);
+            rc = rb_barrier_wait(NULL, conn, &o, &err);
             if (rc == RB_OK)
                 rc = rb_param_sync(&local_v, conn, prefix, o.name, id, 0,
                                    &err);
             if (rc == RB_OK)
-                rc = rb_barrier_wait(conn, &o, NULL, &err);
+                rc = rb_barrier_wait(NULL, conn, &o, &err);
             if (rc == RB_OK) {
                 free(local_v);
                 local_v = NULL;

@@ -62,7 +62,7 @@ int main(int argc, char **argv)
         return exit_code(rc);
     }
     for (i = 0; i < rounds; i++) {
-        rc = rb_barrier_wait(conn, &wopts, &res, &err);
+        rc = rb_barrier_wait(&res, conn, &wopts, &err);
         if (rc != RB_OK) {
             fprintf(stderr, "embed: %s\n", err.msg);
             break;

@@ -711,7 +711,7 @@ static int read_values(waiter *w, rb_error *err)
     return RB_OK;
 }
 
-int rb_barrier_wait(rb_conn *c, const rb_wait_opts *o, rb_wait_result *res,
+int rb_barrier_wait(rb_wait_result *res, rb_conn *c, const rb_wait_opts *o,
                     rb_error *err)
 {
     rb_error local;
@@ -765,8 +765,8 @@ void rb_wait_result_clear(rb_wait_result *res)
     res->values_count = 0;
 }
 
-int rb_barrier_status(rb_conn *c, const char *prefix, const char *name,
-                      rb_status *out, rb_error *err)
+int rb_barrier_status(rb_status *out, rb_conn *c, const char *prefix,
+                      const char *name, rb_error *err)
 {
     rb_error local;
     char base[RB_KEY_MAX];
@@ -803,8 +803,8 @@ void rb_status_clear(rb_status *st)
     st->members_count = 0;
 }
 
-int rb_barrier_reset(rb_conn *c, const char *prefix, const char *name,
-                     long ttl_s, rb_reset_result *out, rb_error *err)
+int rb_barrier_reset(rb_reset_result *out, rb_conn *c, const char *prefix,
+                     const char *name, long ttl_s, rb_error *err)
 {
     rb_error local;
     char base[RB_KEY_MAX], nonce_key[RB_KEY_MAX], linger[24], ttl[24];

@@ -49,7 +49,7 @@ int rb_check_id(const char *id, const char *what, rb_error *err)
     return check_word(id, what, 0, err);
 }
 
-int rb_check_number(const char *text, const char *what, int *is_float,
+int rb_check_number(int *is_float, const char *text, const char *what,
                     rb_error *err)
 {
     const char *p = text, *int_start;

@@ -151,7 +151,7 @@ int rb_param_train(char **local_out, char **global_out, rb_conn *c,
     if (err == NULL)
         err = &local;
     *local_out = *global_out = NULL;
-    if ((rc = rb_check_number(by, "increment", &is_float, err)) != RB_OK)
+    if ((rc = rb_check_number(&is_float, by, "increment", err)) != RB_OK)
         return rc;
     rc = param_keys(global, localk, traink, prefix, param, worker, err);
     if (rc != RB_OK)
@@ -215,7 +215,7 @@ int rb_param_set(rb_conn *c, const char *prefix, const char *param,
 
     if (err == NULL)
         err = &local;
-    if ((rc = rb_check_number(value, "value", NULL, err)) != RB_OK)
+    if ((rc = rb_check_number(NULL, value, "value", err)) != RB_OK)
         return rc;
     rc = param_keys(global, NULL, NULL, prefix, param, NULL, err);
     if (rc != RB_OK)

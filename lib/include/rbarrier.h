@@ -276,7 +276,7 @@ typedef struct rb_wait_result {
  *         cancel fd), RB_EINVAL (bad options, or the open round has
  *         another n: nothing written), RB_ELOST, RB_EUNREACHABLE,
  *         RB_EREDIS */
-int rb_barrier_wait(rb_conn *c, const rb_wait_opts *opts, rb_wait_result *out,
+int rb_barrier_wait(rb_wait_result *out, rb_conn *c, const rb_wait_opts *opts,
                     rb_error *err);
 void rb_wait_result_clear(rb_wait_result *res);
 
@@ -295,8 +295,8 @@ typedef struct rb_status {
 
 /* Read a barrier's state in one consistent snapshot.
  * @param[out] out  release with rb_status_clear */
-int rb_barrier_status(rb_conn *c, const char *prefix, const char *name,
-                      rb_status *out, rb_error *err);
+int rb_barrier_status(rb_status *out, rb_conn *c, const char *prefix,
+                      const char *name, rb_error *err);
 void rb_status_clear(rb_status *st);
 
 typedef struct rb_reset_result {
@@ -311,8 +311,8 @@ typedef struct rb_reset_result {
  * key of the barrier that holds the wrong type of value, so that the
  * barrier is usable again whatever happened to it.
  * @param[out] out  may be NULL */
-int rb_barrier_reset(rb_conn *c, const char *prefix, const char *name,
-                     long ttl_s, rb_reset_result *out, rb_error *err);
+int rb_barrier_reset(rb_reset_result *out, rb_conn *c, const char *prefix,
+                     const char *name, long ttl_s, rb_error *err);
 
 /* ---- parameters (the seed's global and local values) -------------------- */
 
@@ -321,7 +321,7 @@ int rb_barrier_reset(rb_conn *c, const char *prefix, const char *name,
  * canonical form (no leading zero, no -0); an integer must fit in 64 bits.
  * *is_float is set to 1 when it has a fraction part.
  * @return RB_OK or RB_EINVAL */
-int rb_check_number(const char *text, const char *what, int *is_float,
+int rb_check_number(int *is_float, const char *text, const char *what,
                     rb_error *err);
 
 /* Values come back whole, of any length, in memory the caller frees with

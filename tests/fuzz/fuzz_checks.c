@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (rb_check_id(text, "id", &err) == RB_OK && strchr(text, ','))
         abort();
-    if (rb_check_number(text, "value", &is_float, &err) == RB_OK) {
+    if (rb_check_number(&is_float, text, "value", &err) == RB_OK) {
         /* A number is a JSON-safe decimal: digits on both sides of a dot. */
         if (strspn(text, "-0123456789.") != strlen(text) ||
             (is_float != 0 && is_float != 1))

@@ -70,51 +70,51 @@ static void test_check_number(void **state)
     int is_float = -1;
 
     (void)state;
-    assert_int_equal(rb_check_number("1", "by", &is_float, &err), RB_OK);
+    assert_int_equal(rb_check_number(&is_float, "1", "by", &err), RB_OK);
     assert_int_equal(is_float, 0);
-    assert_int_equal(rb_check_number("-42", "by", &is_float, &err), RB_OK);
+    assert_int_equal(rb_check_number(&is_float, "-42", "by", &err), RB_OK);
     assert_int_equal(is_float, 0);
-    assert_int_equal(rb_check_number("0.5", "by", &is_float, &err), RB_OK);
+    assert_int_equal(rb_check_number(&is_float, "0.5", "by", &err), RB_OK);
     assert_int_equal(is_float, 1);
-    assert_int_equal(rb_check_number("-2.25", "by", &is_float, &err), RB_OK);
+    assert_int_equal(rb_check_number(&is_float, "-2.25", "by", &err), RB_OK);
     assert_int_equal(is_float, 1);
-    assert_int_equal(rb_check_number("abc", "by", NULL, &err), RB_EINVAL);
+    assert_int_equal(rb_check_number(NULL, "abc", "by", &err), RB_EINVAL);
     assert_non_null(strstr(err.msg, "'abc' is not a decimal number"));
-    assert_int_equal(rb_check_number("", "by", NULL, &err), RB_EINVAL);
-    assert_int_equal(rb_check_number("-", "by", NULL, &err), RB_EINVAL);
-    assert_int_equal(rb_check_number(".", "by", NULL, &err), RB_EINVAL);
-    assert_int_equal(rb_check_number(".5", "by", NULL, &err), RB_EINVAL);
-    assert_int_equal(rb_check_number("5.", "by", NULL, &err), RB_EINVAL);
-    assert_int_equal(rb_check_number("1.2.3", "by", NULL, &err), RB_EINVAL);
-    assert_int_equal(rb_check_number("+1", "by", NULL, &err), RB_EINVAL);
-    assert_int_equal(rb_check_number("1e5", "by", NULL, &err), RB_EINVAL);
-    assert_int_equal(rb_check_number("nan", "by", NULL, &err), RB_EINVAL);
-    assert_int_equal(rb_check_number(
+    assert_int_equal(rb_check_number(NULL, "", "by", &err), RB_EINVAL);
+    assert_int_equal(rb_check_number(NULL, "-", "by", &err), RB_EINVAL);
+    assert_int_equal(rb_check_number(NULL, ".", "by", &err), RB_EINVAL);
+    assert_int_equal(rb_check_number(NULL, ".5", "by", &err), RB_EINVAL);
+    assert_int_equal(rb_check_number(NULL, "5.", "by", &err), RB_EINVAL);
+    assert_int_equal(rb_check_number(NULL, "1.2.3", "by", &err), RB_EINVAL);
+    assert_int_equal(rb_check_number(NULL, "+1", "by", &err), RB_EINVAL);
+    assert_int_equal(rb_check_number(NULL, "1e5", "by", &err), RB_EINVAL);
+    assert_int_equal(rb_check_number(NULL, "nan", "by", &err), RB_EINVAL);
+    assert_int_equal(rb_check_number(NULL,
                          "12345678901234567890123456789012345678901", "by",
-                         NULL, &err), RB_EINVAL);
+                         &err), RB_EINVAL);
     /* one spelling per number */
-    assert_int_equal(rb_check_number("007", "by", NULL, &err), RB_EINVAL);
+    assert_int_equal(rb_check_number(NULL, "007", "by", &err), RB_EINVAL);
     assert_non_null(strstr(err.msg, "canonical"));
-    assert_int_equal(rb_check_number("-0", "by", NULL, &err), RB_EINVAL);
-    assert_int_equal(rb_check_number("00.5", "by", NULL, &err), RB_EINVAL);
-    assert_int_equal(rb_check_number("0", "by", NULL, &err), RB_OK);
-    assert_int_equal(rb_check_number("-0.5", "by", NULL, &err), RB_OK);
-    assert_int_equal(rb_check_number("10.05", "by", NULL, &err), RB_OK);
+    assert_int_equal(rb_check_number(NULL, "-0", "by", &err), RB_EINVAL);
+    assert_int_equal(rb_check_number(NULL, "00.5", "by", &err), RB_EINVAL);
+    assert_int_equal(rb_check_number(NULL, "0", "by", &err), RB_OK);
+    assert_int_equal(rb_check_number(NULL, "-0.5", "by", &err), RB_OK);
+    assert_int_equal(rb_check_number(NULL, "10.05", "by", &err), RB_OK);
     /* integers are exact 64-bit values */
-    assert_int_equal(rb_check_number("9223372036854775807", "by", &is_float,
+    assert_int_equal(rb_check_number(&is_float, "9223372036854775807", "by",
                                      &err), RB_OK);
-    assert_int_equal(rb_check_number("-9223372036854775808", "by", NULL,
+    assert_int_equal(rb_check_number(NULL, "-9223372036854775808", "by",
                                      &err), RB_OK);
-    assert_int_equal(rb_check_number("9223372036854775808", "by", NULL,
-                                     &err), RB_EINVAL);
+    assert_int_equal(rb_check_number(NULL, "9223372036854775808", "by", &err),
+                                     RB_EINVAL);
     assert_non_null(strstr(err.msg, "64-bit"));
-    assert_int_equal(rb_check_number("-9223372036854775809", "by", NULL,
+    assert_int_equal(rb_check_number(NULL, "-9223372036854775809", "by",
                                      &err), RB_EINVAL);
-    assert_int_equal(rb_check_number("100000000000000000000", "by", NULL,
+    assert_int_equal(rb_check_number(NULL, "100000000000000000000", "by",
                                      &err), RB_EINVAL);
     /* a fraction may be long: INCRBYFLOAT's domain */
-    assert_int_equal(rb_check_number("100000000000000000000.5", "by",
-                                     &is_float, &err), RB_OK);
+    assert_int_equal(rb_check_number(&is_float, "100000000000000000000.5",
+                                     "by", &err), RB_OK);
     assert_int_equal(is_float, 1);
 }
 
