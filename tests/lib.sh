@@ -31,6 +31,11 @@ rb() { $RBARRIER "$@"; }
 # redis-cli against the shared server (or $1=-s SOCK given explicitly)
 rcli() { redis-cli -s "$RB_TEST_SOCK" "$@"; }
 
+# Every command the shared server has run so far, but the INFO that asks:
+# "nothing was sent" is this unchanged. (DBSIZE is not: other tests' ended
+# rounds expire while a test runs.)
+cmdstats() { rcli INFO commandstats | tr -d '\r' | grep '^cmdstat_' | grep -v '^cmdstat_info:'; }
+
 # A name no other test or run uses.
 fresh() { echo "${1:-t}-$$-$RANDOM$RANDOM"; }
 

@@ -9,8 +9,6 @@ nl=$'a\nb'
 ctl=$'a\001b'
 esc=$'\033[2J\033[31m'
 
-# Every command the server has run so far, but the INFO that asks.
-cmdstats() { rcli INFO commandstats | tr -d '\r' | grep '^cmdstat_' | grep -v '^cmdstat_info:'; }
 cases=0
 
 # expect_usage WHAT EXPECTED-REGEX ARGS...

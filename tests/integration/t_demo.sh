@@ -65,23 +65,23 @@ expect_eq "an integer step on it goes on" "local 1 global 2" \
 
 # Bad numbers: exit 2, one line on stderr, nothing written.
 p=$(fresh badnum)
-before=$(rcli DBSIZE)
+before=$(cmdstats)
 err=$(rb train --param "$p" --worker w0 --by abc 2>&1 >/dev/null)
 code=$?
-after=$(rcli DBSIZE)
+after=$(cmdstats)
 expect_eq "train --by abc exits 2" 2 "$code"
 expect_eq "train --by abc: one line on stderr" 1 "$(printf '%s\n' "$err" | wc -l)"
 expect_match "train --by abc: says why" "^rbarrier: .*--by 'abc'" "$err"
-expect_eq "train --by abc: nothing written (DBSIZE)" "$before" "$after"
+expect_eq "train --by abc: nothing sent to Redis" "$before" "$after"
 expect_eq "train --by abc: no key of the param" 0 \
     "$(rcli EXISTS "rb:{param:$p}" "rb:{param:$p}:local:w0")"
-before=$(rcli DBSIZE)
+before=$(cmdstats)
 err=$(rb set --param "$p" --value abc 2>&1 >/dev/null)
 code=$?
-after=$(rcli DBSIZE)
+after=$(cmdstats)
 expect_eq "set --value abc exits 2" 2 "$code"
 expect_eq "set --value abc: one line on stderr" 1 "$(printf '%s\n' "$err" | wc -l)"
-expect_eq "set --value abc: nothing written (DBSIZE)" "$before" "$after"
+expect_eq "set --value abc: nothing sent to Redis" "$before" "$after"
 expect_eq "get of it still prints 0" 0 "$(rb get --param "$p")"
 
 # sync of a parameter never set prints 0.

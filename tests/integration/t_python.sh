@@ -112,12 +112,12 @@ expect_eq "Python party on SIGTERM: exit 143" 143 $?
 rb wait --name "$name" --n 2 --id c0 --timeout 1 2> /dev/null
 expect_eq "... and it abandoned: the next party starts a fresh round (exit 124, not a pass)" 124 $?
 
-keys_before=$(rcli DBSIZE)
+keys_before=$(cmdstats)
 pyrb wait --name 'bad{name' --n 2 2> "$RB_TEST_TMP/pybad.err"
 expect_eq "Python party, bad name: exit 2" 2 $?
 pyrb wait --name ok --n 0 2> /dev/null
 expect_eq "Python party, n=0: exit 2" 2 $?
-expect_eq "... nothing written" "$keys_before" "$(rcli DBSIZE)"
+expect_eq "... nothing sent to Redis" "$keys_before" "$(cmdstats)"
 pyrb --url redis://127.0.0.1:1/0 wait --name x --n 2 2> /dev/null
 expect_eq "Python party, Redis unreachable: exit 4" 4 $?
 
