@@ -22,8 +22,11 @@ done
 wait_until 20 test "$(redis-cli -p "$m" ZCARD "rb:{$n}:1:in")" = 3
 expect_eq "3 of 4 parties wait on master :$m" 3 "$(redis-cli -p "$m" ZCARD "rb:{$n}:1:in")"
 # The arrivals reach the replica before the kill (replication is
-# asynchronous; WAIT makes that explicit).
-expect_eq "... and reach its replica (WAIT 1)" 1 "$(redis-cli -p "$m" WAIT 1 5000)"
+# asynchronous; WAIT makes that explicit). WAIT waits for this client's own
+# last write, so write one first on the same connection: the stream is
+# ordered, and the arrivals came before it.
+expect_eq "... and reach its replica (a write, then WAIT 1)" 1 \
+    "$(printf 'SET %s 1\nWAIT 1 5000\n' "rb:{$n}:probe" | redis-cli -p "$m" | tail -1)"
 t0=$(now_ms)
 kill -9 "$mpid"
 promoted() { o=$(cluster_owner "rb:{$n}"); [ -n "$o" ] && [ "$o" != "$m" ]; }
