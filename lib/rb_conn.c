@@ -4,7 +4,9 @@
  * every decision to try again is taken here, by one rule per failure:
  *
  *   dropped connection, no connect   forget the route; resend as the
- *                                    deadline allows
+ *                                    deadline allows (before the first
+ *                                    connection: once, or for 2 s when a
+ *                                    server took it and cut it)
  *   LOADING, BUSY, TRYAGAIN,         "not now": resend as the deadline
  *   MASTERDOWN                       allows, to the same node
  *   CLUSTERDOWN                      the slot map is being rebuilt: the
@@ -879,9 +881,10 @@ long long rb_conn__ack_window_ms(const rb_conn *c)
 
 rb_deadline rb_conn__op_deadline(const rb_conn *c)
 {
-    long long ms = c->opts.replicas > 0 ? rb_conn__ack_window_ms(c)
-                                        : RB_RESEND_WINDOW_MS;
+    long long ms = rb_conn__ack_window_ms(c);
 
+    if (ms < RB_RESEND_WINDOW_MS)
+        ms = RB_RESEND_WINDOW_MS;
     if (c->opts.connect_timeout_ms > ms)
         ms = c->opts.connect_timeout_ms;
     return rb_deadline__within(rb_now_ms(), ms);
@@ -892,12 +895,11 @@ int rb_conn__connect(rb_conn *c, const rb_deadline *reach, rb_error *err)
     int cancel_fd = c->opts.cancel_fd, delay = RB_BACKOFF_MIN_MS;
     long long since = rb_now_ms();
     rb_deadline rule = *reach;
-    const rb_deadline *d = &rule;
 
     for (;;) {
         long long now, left;
         int idx;
-        rb_node_io io = route(c, NULL, 0, d, cancel_fd, &idx, err);
+        rb_node_io io = route(c, NULL, 0, &rule, cancel_fd, &idx, err);
 
         if (io == RB_NODE_OK) {
             c->connected_once = 1;
@@ -909,13 +911,13 @@ int rb_conn__connect(rb_conn *c, const rb_deadline *reach, rb_error *err)
             return err->code;
         retry_a_cut(c, &rule);
         now = rb_now_ms();
-        left = rb_deadline__left(d, now);
+        left = rb_deadline__left(&rule, now);
         if (left == 0)
             return err->code;
-        notice(c, d, since, err);
+        notice(c, &rule, since, err);
         if (backoff_sleep(c, delay < left ? delay : (int)left, 1))
             return rb_error__set(err, RB_ECANCELED, "interrupted");
-        delay = next_delay(delay, rb_deadline__backoff_cap(d, now));
+        delay = next_delay(delay, rb_deadline__backoff_cap(&rule, now));
     }
 }
 
