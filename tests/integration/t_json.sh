@@ -1,15 +1,15 @@
 # One JSON schema for every subcommand: each --json output, in success and
 # in each failure, is one JSON object per line (RFC 8259, as python3's
-# json module takes it) that uses only the field names the README's "JSON
-# output" table documents, with an outcome, an exit that matches the exit
+# json module takes it) that uses only the field names the "JSON output" table of
+# doc/REFERENCE.md documents, with an outcome, an exit that matches the exit
 # status, and a reason (without a "rbarrier:" or name prefix) exactly when
 # the outcome is not ok.
 . "$RB_TESTS_DIR/lib.sh"
 
-readme=$RB_TESTS_DIR/../README.md
-fields=$(awk '/^### JSON output/ { on = 1; next } on && /^#/ { on = 0 }
+readme=$RB_TESTS_DIR/../doc/REFERENCE.md
+fields=$(awk '/^## JSON output/ { on = 1; next } on && /^#/ { on = 0 }
               on && /^\| `[a-z_]+` \|/ { split($0, c, "`"); print c[2] }' "$readme" | tr '\n' ' ')
-check "the README documents the JSON fields (${fields})" test "$(wc -w <<<"$fields")" -ge 10
+check "doc/REFERENCE.md documents the JSON fields (${fields})" test "$(wc -w <<<"$fields")" -ge 10
 
 # schema_ok WHAT EXPECTED-EXIT EXPECTED-OUTCOME CMD...: run CMD, check its
 # stdout lines and its exit status.
