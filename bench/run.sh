@@ -54,7 +54,7 @@ else
     WARMUP=50
     IDLE_S=${RB_BENCH_IDLE_S:-10}
     TTL_WAIT=${RB_BENCH_TTL_WAIT:-1}
-    SHELL_ROUNDS=30 PROCS=100 RTT_COUNT=10000 EVALSHA_COUNT=20000
+    SHELL_ROUNDS=20 PROCS=60 RTT_COUNT=10000 EVALSHA_COUNT=20000
     FANOUT_REPS=3 BIG_FANOUT=1000 MEM_BARRIERS=1000 IDLE_PARTIES=100
     IDLE_SPREAD=10
 fi
@@ -218,6 +218,7 @@ else
     echo "keys_left_after_ttl -1" >> "$raw"
 fi
 echo "# total ${SECONDS}s, figures $(( $(date +%s) - started ))s" >> "$raw"
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine moves every figure)"
 
 # ---- tables and JSON --------------------------------------------------------
 awk -f "$here/report.awk" -v json="$json" -v machine="$machine" \
