@@ -86,7 +86,6 @@ int bench_rounds(bench_ctx *ctx, int argc, char **argv)
     };
     const round_impl *impl;
     round_setup setup;
-    redisContext *admin;
     char defname[64], label[64];
     size_t hdr, sz;
     round_shm *shm;
@@ -125,9 +124,9 @@ int bench_rounds(bench_ctx *ctx, int argc, char **argv)
 
         if (bench_addr_parse(&aa, admin_url, why, sizeof(why)) != 0)
             bench_usage_error(ctx, "--admin: %s", why);
-        admin = admin_connect(&aa);
+        adm = admin_connect(&aa);
     } else {
-        admin = admin_connect(&ctx->addr);
+        adm = admin_connect(&ctx->addr);
     }
     memset(&setup, 0, sizeof(setup));
     setup.url = ctx->url_text;
@@ -137,7 +136,7 @@ int bench_rounds(bench_ctx *ctx, int argc, char **argv)
     setup.n = n;
     setup.ttl_s = ttl;
     if (script)
-        floor_load(admin, script, setup.sha, sizeof(setup.sha));
+        floor_load(adm, script, setup.sha, sizeof(setup.sha));
 
     hdr = (sizeof(round_shm) + 63) & ~(size_t)63;
     sz = hdr + (size_t)rounds * (size_t)n * sizeof(long long) * 3 +
@@ -190,7 +189,6 @@ int bench_rounds(bench_ctx *ctx, int argc, char **argv)
         }
     }
 
-    adm = admin;
     before = malloc(sizeof(*before));
     after = malloc(sizeof(*after));
     if (before == NULL || after == NULL)
