@@ -80,9 +80,9 @@ trap 'exit 130' INT TERM
 say() { printf 'bench: %s\n' "$*" >&2; }
 
 # Fan-out and memory open thousands of connections, in this process and in
-# the server.
+# the server (the smoke run, a few dozen).
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt 4500 ]; then
+if [ "$SMOKE" != 1 ] && [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt 4500 ]; then
     echo "bench: needs ulimit -n >= 4500 (the hard limit is $(ulimit -Hn))" >&2
     exit 1
 fi
