@@ -9,8 +9,8 @@
 # no number).
 #
 # $RBARRIER  the CLI binary; $RB_BENCH  the rb_bench binary; $BUILD  absolute
-# build directory. Optional: RB_BENCH_REPS (default 5), RB_BENCH_ROUNDS
-# (2000), RB_BENCH_IDLE_S (10), RB_BENCH_TTL_WAIT=0 to skip the one-minute
+# build directory. Optional: RB_BENCH_REPS (default 7), RB_BENCH_ROUNDS
+# (1000), RB_BENCH_IDLE_S (10), RB_BENCH_TTL_WAIT=0 to skip the one-minute
 # TTL check (it then reports -1), RB_BENCH_PYTHON (/usr/bin/python3: the
 # one with Debian's python3-redis). RB_BENCH_SMOKE=1 runs every measurement
 # once, briefly (make bench-smoke): it proves they still run, its numbers
@@ -49,8 +49,10 @@ if [ "$SMOKE" = 1 ]; then
     SHELL_ROUNDS=3 PROCS=5 RTT_COUNT=500 EVALSHA_COUNT=500 FANOUT_REPS=1
     BIG_FANOUT=64 MEM_BARRIERS=20 IDLE_PARTIES=10 IDLE_SPREAD=0
 else
-    REPS=${RB_BENCH_REPS:-5}
-    ROUNDS=${RB_BENCH_ROUNDS:-2000}
+    # More, shorter repetitions rather than fewer, longer ones: on a shared
+    # machine the two sides of a ratio then run closer together in time.
+    REPS=${RB_BENCH_REPS:-7}
+    ROUNDS=${RB_BENCH_ROUNDS:-1000}
     WARMUP=50
     IDLE_S=${RB_BENCH_IDLE_S:-10}
     TTL_WAIT=${RB_BENCH_TTL_WAIT:-1}
