@@ -191,6 +191,15 @@ bench: all $(BUILD)/bench/rb_bench
 	$(Q)RBARRIER=$(abspath $(BUILD)/rbarrier) RB_BENCH=$(abspath $(BUILD)/bench/rb_bench) \
 	    BUILD=$(abspath $(BUILD)) bash bench/run.sh
 
+# Every measurement once, for seconds: it fails when one cannot be made or
+# prints no number, so the bench cannot rot unnoticed (its numbers mean
+# nothing).
+.PHONY: bench-smoke
+bench-smoke: all $(BUILD)/bench/rb_bench
+	$(Q)RB_BENCH_SMOKE=1 RBARRIER=$(abspath $(BUILD)/rbarrier) \
+	    RB_BENCH=$(abspath $(BUILD)/bench/rb_bench) BUILD=$(abspath $(BUILD)) \
+	    bash bench/run.sh
+
 # The scripts as Redis gets them: Lua 5.1 syntax, no global assigned, no
 # unknown global read (tools/lint-lua.sh; luac5.1 is Debian's lua5.1).
 lint-lua:

@@ -7,10 +7,9 @@
  * One measurement per file (rtt.c, rounds.c, ...), each a `bench_cmd` in
  * main.c's table. A measurement prints its results on stdout as
  * `key value` lines; lines starting with '#' are details for the raw log.
- * Parties always go through the public library (rb_conn_new,
- * rb_barrier_wait); hiredis is used directly (redis.c) only for the
- * floors and for reading INFO. Times are CLOCK_MONOTONIC, shared by every
- * process and thread here.
+ * Library parties go through lib.c, the only file that calls the library;
+ * hiredis is used directly (redis.c) for the floors and for reading INFO.
+ * Times are CLOCK_MONOTONIC, shared by every process and thread here.
  *
  * Adding a measurement: write bench/NAME.c with
  *     int bench_NAME(bench_ctx *ctx, int argc, char **argv)
@@ -24,9 +23,6 @@
 
 #include <hiredis/hiredis.h>
 
-#include "rbarrier.h"
-#include "rb_support.h"
-
 #if defined(__GNUC__)
 #define BENCH_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #define BENCH_NORETURN __attribute__((noreturn))
@@ -34,6 +30,48 @@
 #define BENCH_PRINTF(f, a)
 #define BENCH_NORETURN
 #endif
+
+/* ---- the library (lib.c: every call into lib/ is there) ----------------- */
+
+/* One server, as the bench's own hiredis connections need it. */
+typedef struct bench_addr {
+    int unix_socket;      /* else TCP */
+    int tls;              /* rediss:// */
+    char host[256];
+    int port;
+    char path[108];
+    int db;
+    char user[256];
+    char password[1024];
+    int has_password;
+} bench_addr;
+
+/* Parse a redis://, rediss:// or unix:// URL of one server as the library
+ * does; -1 with the reason in why. */
+int bench_addr_parse(bench_addr *a, const char *url, char *why,
+                     size_t whylen);
+
+/* A party's library connection, connected (dies when it cannot be).
+ * cacert: the CA file for rediss://, or NULL. */
+typedef struct bench_conn bench_conn;
+bench_conn *party_conn(const char *url, const char *cacert);
+void party_conn_free(bench_conn *c);
+
+typedef struct party_args {
+    const char *name, *id;
+    long n;
+    double timeout_s;     /* <= 0: none */
+    long ttl_s;           /* 0: the library's default */
+} party_args;
+
+typedef struct party_outcome {
+    long long gen;
+    int completed;        /* this arrival completed the round */
+} party_outcome;
+
+/* One rb_barrier_wait; 0 when the round passed, else -1 and why. */
+int party_wait(bench_conn *c, const party_args *a, party_outcome *out,
+               char *why, size_t whylen);
 
 /* ---- the measurements (main.c's table) --------------------------------- */
 
@@ -43,7 +81,7 @@ typedef struct bench_cmd bench_cmd;
 typedef struct bench_ctx {
     const bench_cmd *cmd;
     const char *url_text; /* --url, which every measurement takes ... */
-    rb_url url;           /* ... parsed (by bench_parse) */
+    bench_addr addr;      /* ... parsed (by bench_parse) */
 } bench_ctx;
 
 struct bench_cmd {
@@ -61,6 +99,33 @@ int bench_fanout(bench_ctx *ctx, int argc, char **argv);
 int bench_idle(bench_ctx *ctx, int argc, char **argv);
 int bench_memory(bench_ctx *ctx, int argc, char **argv);
 int bench_tls(bench_ctx *ctx, int argc, char **argv);
+
+/* ---- the parties of the rounds measurement ----------------------------- */
+
+/* What every party of one rounds run shares. */
+typedef struct round_setup {
+    const char *url;
+    const bench_addr *addr;
+    const char *cacert;   /* rediss:// */
+    const char *name;     /* the barrier */
+    long n;
+    long ttl_s;
+    char sha[48];         /* the floor's arrival script, loaded */
+} round_setup;
+
+/* One way to pass a barrier: open party p (before the clock starts), pass
+ * round r (0 when it passed, else -1 and why), close. */
+typedef struct round_impl {
+    void *(*open)(const round_setup *s, long p);
+    int (*wait)(void *party, long r, party_outcome *out, char *why,
+                size_t whylen);
+    void (*close)(void *party);
+} round_impl;
+
+extern const round_impl round_library;   /* rounds.c */
+extern const round_impl round_floor;     /* floor.c */
+/* SCRIPT LOAD the floor's arrival script from file into sha. */
+void floor_load(redisContext *c, const char *file, char *sha, size_t shalen);
 
 /* ---- options (opts.c) -------------------------------------------------- */
 
@@ -105,7 +170,7 @@ long long spawn_ns(char *const *args, char **env);
 
 /* ---- a direct hiredis client for floors and INFO (redis.c) ------------- */
 
-redisContext *admin_connect(const rb_url *u);
+redisContext *admin_connect(const bench_addr *a);
 /* A command that must succeed (else die); the caller frees the reply. */
 redisReply *cmd(redisContext *c, const char *fmt, ...);
 /* A numeric `field:value` line of INFO <section>. */
@@ -143,17 +208,15 @@ cmd_delta cmdstats_delta(redisContext *c, const cmdstats *before,
 
 /* ---- parties (parties.c) ----------------------------------------------- */
 
-/* A connected library handle for one party. */
-rb_conn *party_conn(const rb_url *u);
-
 /* A party on a thread of its own. */
 typedef struct tparty {
     pthread_t th;
-    rb_conn *c;
-    rb_wait_opts o;
+    bench_conn *c;
+    party_args a;         /* a.id and a.name point at id and name */
     char id[48];
     char name[64];
     long reps;
+    long delay_ms;        /* before the first arrival */
     long long *release;   /* [reps]: return time of each wait */
     int *released;        /* shared counter per rep, or NULL */
     int rc;
@@ -162,7 +225,7 @@ typedef struct tparty {
 
 /* `count` parties, connected one at a time, 1 rep, timeout 120 s; the
  * caller sets their id, name and n before parties_start. */
-tparty *parties_new(const rb_url *u, long count);
+tparty *parties_new(const char *url, long count);
 void parties_start(tparty *tp, long count);
 /* Join them all; die if any wait failed. */
 void parties_join_free(tparty *tp, long count);
@@ -171,7 +234,7 @@ void parties_join_free(tparty *tp, long count);
 void await_blocked(redisContext *adm, long count);
 /* One completing arrival by the bench itself; returns its reply time, and
  * the time it was sent in *sent (may be NULL). */
-long long complete_round(rb_conn *c, const char *name, long n,
+long long complete_round(bench_conn *c, const char *name, long n,
                          const char *id, long long *sent);
 
 #endif

@@ -1,74 +1,97 @@
-/* CLI process cost: the wall time of one `rbarrier wait --n 1` and one
- * `rbarrier train` process, against one `redis-cli PING` process. */
+/* CLI process cost: the wall time of one process of `rbarrier get`,
+ * `rbarrier wait --n 1` and `rbarrier train`, against `redis-cli GET` and
+ * `redis-cli PING`: a user's one-command call, start-up included. */
 #include "fmacros.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "bench.h"
+
+#define KINDS 5
 
 int bench_cli(bench_ctx *ctx, int argc, char **argv)
 {
     const char *rbarrier = NULL, *rcli = "redis-cli";
-    long count = 200, i;
+    long count = 200, i, k;
     const bench_opt opts[] = {
         BENCH_REQUIRED_STR("--rbarrier", &rbarrier),
         BENCH_STR("--redis-cli", &rcli),
         BENCH_NUM("--count", &count),
         BENCH_OPTS_END
     };
-    char port[16], *ping[8], *wait_[8], *train[8];
-    long long *vp, *vw, *vt;
+    static const char *const keys[KINDS] = {
+        "redis_cli_ping_ms", "redis_cli_get_ms", "cli_get_ms", "cli_wait_ms",
+        "cli_train_ms"
+    };
+    char port[16];
+    char *args[KINDS][10];
+    long long *v[KINDS];
+    const bench_addr *a = &ctx->addr;
 
     bench_parse(ctx, argc, argv, opts);
-    if (ctx->url.kind != RB_URL_TCP || ctx->url.nodes_count != 1 || ctx->url.tls ||
-        ctx->url.has_password || ctx->url.db)
+    if (a->unix_socket || a->tls || a->has_password || a->db)
         bench_usage_error(ctx, "give a plain redis://host:port URL");
     if (count < 1)
         bench_usage_error(ctx, "--count must be at least 1");
     if (setenv("RBARRIER_URL", ctx->url_text, 1) != 0)
         die("setenv: %s", strerror(errno));
-    snprintf(port, sizeof(port), "%d", ctx->url.nodes[0].port);
-    ping[0] = (char *)rcli; ping[1] = (char *)"-h"; ping[2] = ctx->url.nodes[0].host;
-    ping[3] = (char *)"-p"; ping[4] = port; ping[5] = (char *)"PING"; ping[6] = NULL;
-    wait_[0] = (char *)rbarrier; wait_[1] = (char *)"wait"; wait_[2] = (char *)"--name";
-    wait_[3] = (char *)"bench-cli"; wait_[4] = (char *)"--n"; wait_[5] = (char *)"1";
-    wait_[6] = NULL;
-    train[0] = (char *)rbarrier; train[1] = (char *)"train"; train[2] = (char *)"--param";
-    train[3] = (char *)"bench-cli"; train[4] = (char *)"--worker"; train[5] = (char *)"w0";
-    train[6] = NULL;
-    vp = calloc((size_t)count, sizeof(*vp));
-    vw = calloc((size_t)count, sizeof(*vw));
-    vt = calloc((size_t)count, sizeof(*vt));
-    if (vp == NULL || vw == NULL || vt == NULL)
-        die("out of memory");
-    for (i = 0; i < 5; i++) {      /* warm the page cache */
-        spawn_ns(ping, NULL);
-        spawn_ns(wait_, NULL);
-        spawn_ns(train, NULL);
+    snprintf(port, sizeof(port), "%d", a->port);
+    {
+        char *const ping[] = { (char *)rcli, (char *)"-h", (char *)a->host,
+                               (char *)"-p", port, (char *)"PING", NULL };
+        /* The key `rbarrier get` reads is not the one redis-cli reads:
+         * both are one GET of a short string. */
+        char *const get[] = { (char *)rcli, (char *)"-h", (char *)a->host,
+                              (char *)"-p", port, (char *)"GET",
+                              (char *)"bench-cli", NULL };
+        char *const rget[] = { (char *)rbarrier, (char *)"get",
+                               (char *)"--param", (char *)"bench-cli", NULL };
+        char *const wait_[] = { (char *)rbarrier, (char *)"wait",
+                                (char *)"--name", (char *)"bench-cli",
+                                (char *)"--n", (char *)"1", NULL };
+        char *const train[] = { (char *)rbarrier, (char *)"train",
+                                (char *)"--param", (char *)"bench-cli",
+                                (char *)"--worker", (char *)"w0", NULL };
+        char *const *all[KINDS] = { ping, get, rget, wait_, train };
+
+        for (k = 0; k < KINDS; k++) {
+            for (i = 0; all[k][i]; i++)
+                args[k][i] = all[k][i];
+            args[k][i] = NULL;
+        }
     }
-    for (i = 0; i < count; i++) {  /* interleaved: drift hits all three */
-        vp[i] = spawn_ns(ping, NULL);
-        vw[i] = spawn_ns(wait_, NULL);
-        vt[i] = spawn_ns(train, NULL);
+    {
+        redisContext *adm = admin_connect(a);
+        char *const set[] = { (char *)rbarrier, (char *)"set",
+                              (char *)"--param", (char *)"bench-cli",
+                              (char *)"--value", (char *)"12345", NULL };
+
+        freeReplyObject(cmd(adm, "SET bench-cli 12345"));
+        redisFree(adm);
+        spawn_ns(set, NULL);
     }
-    qsort(vp, (size_t)count, sizeof(*vp), cmp_ll);
-    qsort(vw, (size_t)count, sizeof(*vw), cmp_ll);
-    qsort(vt, (size_t)count, sizeof(*vt), cmp_ll);
-    printf("redis_cli_ping_ms %.3f\n", (double)pct(vp, (size_t)count, 50) / 1e6);
-    printf("cli_wait_ms %.3f\n", (double)pct(vw, (size_t)count, 50) / 1e6);
-    printf("cli_train_ms %.3f\n", (double)pct(vt, (size_t)count, 50) / 1e6);
-    printf("# cli p90 ms: redis-cli PING %.3f, wait %.3f, train %.3f\n",
-           (double)pct(vp, (size_t)count, 90) / 1e6,
-           (double)pct(vw, (size_t)count, 90) / 1e6,
-           (double)pct(vt, (size_t)count, 90) / 1e6);
-    free(vp);
-    free(vw);
-    free(vt);
+    for (k = 0; k < KINDS; k++) {
+        v[k] = calloc((size_t)count, sizeof(long long));
+        if (v[k] == NULL)
+            die("out of memory");
+    }
+    for (i = 0; i < 5; i++)        /* warm the page cache */
+        for (k = 0; k < KINDS; k++)
+            spawn_ns(args[k], NULL);
+    for (i = 0; i < count; i++)    /* interleaved: drift hits all alike */
+        for (k = 0; k < KINDS; k++)
+            v[k][i] = spawn_ns(args[k], NULL);
+    for (k = 0; k < KINDS; k++) {
+        qsort(v[k], (size_t)count, sizeof(long long), cmp_ll);
+        printf("%s %.3f\n", keys[k], (double)pct(v[k], (size_t)count, 50) / 1e6);
+    }
+    for (k = 0; k < KINDS; k++) {
+        printf("# cli %s p90 %.3f\n", keys[k],
+               (double)pct(v[k], (size_t)count, 90) / 1e6);
+        free(v[k]);
+    }
     return 0;
 }

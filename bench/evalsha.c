@@ -20,7 +20,7 @@ int bench_evalsha(bench_ctx *ctx, int argc, char **argv)
     bench_parse(ctx, argc, argv, opts);
     if (count < 1)
         bench_usage_error(ctx, "--count must be at least 1");
-    c = admin_connect(&ctx->url);
+    c = admin_connect(&ctx->addr);
     r = cmd(c, "SCRIPT LOAD %s", "return redis.call('INCR', KEYS[1])");
     snprintf(sha, sizeof(sha), "%s", r->str);
     freeReplyObject(r);

@@ -18,7 +18,7 @@ int bench_fanout(bench_ctx *ctx, int argc, char **argv)
         BENCH_OPTS_END
     };
     tparty *tp;
-    rb_conn *me;
+    bench_conn *me;
     redisContext *adm;
     int *released;
     char name[64];
@@ -29,19 +29,19 @@ int bench_fanout(bench_ctx *ctx, int argc, char **argv)
     waiters = parties - 1;
     snprintf(name, sizeof(name), "bench-fanout-%ld", (long)getpid());
     released = calloc((size_t)reps, sizeof(*released));
-    tp = parties_new(&ctx->url, waiters);
+    tp = parties_new(ctx->url_text, waiters);
     for (i = 0; i < waiters; i++) {
         snprintf(tp[i].id, sizeof(tp[i].id), "w%ld", i);
         snprintf(tp[i].name, sizeof(tp[i].name), "%s", name);
-        tp[i].o.n = parties;
+        tp[i].a.n = parties;
         tp[i].reps = reps;
         tp[i].released = released;
         tp[i].release = calloc((size_t)reps, sizeof(long long));
         if (tp[i].release == NULL || released == NULL)
             die("out of memory");
     }
-    me = party_conn(&ctx->url);
-    adm = admin_connect(&ctx->url);
+    me = party_conn(ctx->url_text, NULL);
+    adm = admin_connect(&ctx->addr);
     parties_start(tp, waiters);
     for (k = 0; k < reps; k++) {
         long long t0, t1, last = 0, p50;
@@ -69,7 +69,7 @@ int bench_fanout(bench_ctx *ctx, int argc, char **argv)
     }
     parties_join_free(tp, waiters);
     free(released);
-    rb_conn_free(me);
+    party_conn_free(me);
     redisFree(adm);
     return 0;
 }

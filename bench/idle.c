@@ -1,5 +1,9 @@
 /* Idle load: parties blocked on a round that does not complete; the client
- * commands and Redis calls per party and second over a few windows. */
+ * commands and Redis calls per party and second over a few windows. The
+ * arrivals are spread over --spread seconds (default 10, the default
+ * lease: whole wait slices) so that the parties' heartbeats are spread
+ * over each slice: arriving together, they would renew together, and a
+ * window would count a whole slice's heartbeats or none. */
 #include "fmacros.h"
 
 #include <stdio.h>
@@ -10,15 +14,16 @@
 
 int bench_idle(bench_ctx *ctx, int argc, char **argv)
 {
-    long parties = 200, seconds = 20, windows = 3, i, w;
+    long parties = 200, seconds = 20, windows = 3, spread = 10, i, w;
     const bench_opt opts[] = {
         BENCH_NUM("--parties", &parties),
+        BENCH_NUM("--spread", &spread),
         BENCH_NUM("--seconds", &seconds),
         BENCH_NUM("--windows", &windows),
         BENCH_OPTS_END
     };
     tparty *tp;
-    rb_conn *me;
+    bench_conn *me;
     redisContext *adm;
     cmdstats *before, *after;
     char name[64];
@@ -31,15 +36,16 @@ int bench_idle(bench_ctx *ctx, int argc, char **argv)
     if (before == NULL || after == NULL)
         die("out of memory");
     snprintf(name, sizeof(name), "bench-idle-%ld", (long)getpid());
-    tp = parties_new(&ctx->url, parties);
+    tp = parties_new(ctx->url_text, parties);
     for (i = 0; i < parties; i++) {
         snprintf(tp[i].id, sizeof(tp[i].id), "w%ld", i);
         snprintf(tp[i].name, sizeof(tp[i].name), "%s", name);
-        tp[i].o.n = parties + 1;
-        tp[i].o.timeout_s = (double)(seconds * windows + 60);
+        tp[i].a.n = parties + 1;
+        tp[i].a.timeout_s = (double)(seconds * windows + spread + 60);
+        tp[i].delay_ms = spread * 1000 * i / parties;
     }
-    me = party_conn(&ctx->url);
-    adm = admin_connect(&ctx->url);
+    me = party_conn(ctx->url_text, NULL);
+    adm = admin_connect(&ctx->addr);
     parties_start(tp, parties);
     await_blocked(adm, parties);
     for (w = 0; w < windows; w++) {
@@ -63,7 +69,7 @@ int bench_idle(bench_ctx *ctx, int argc, char **argv)
     }
     complete_round(me, name, parties + 1, "completer", NULL);
     parties_join_free(tp, parties);
-    rb_conn_free(me);
+    party_conn_free(me);
     redisFree(adm);
     free(before);
     free(after);

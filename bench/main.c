@@ -12,18 +12,18 @@ static const bench_cmd measurements[] = {
     { "evalsha", bench_evalsha, "--url U [--count 20000]" },
     { "rounds", bench_rounds,
       "--url U [--n 4] [--rounds 2000] [--warmup 50] [--ttl S] [--name NAME] "
-      "[--suffix S]" },
+      "[--suffix S] [--impl library|floor] [--script arrive.lua] "
+      "[--cacert FILE] [--admin PLAIN-URL]" },
     { "cli", bench_cli,
       "--url U --rbarrier PATH [--redis-cli PATH] [--count 200]" },
     { "fanout", bench_fanout, "--url U [--parties 1000] [--reps 5]" },
     { "idle", bench_idle,
-      "--url U [--parties 200] [--seconds 20] [--windows 3]" },
+      "--url U [--parties 200] [--seconds 20] [--windows 3] [--spread 10]" },
     { "memory", bench_memory,
       "--url U [--barriers 1000] [--n 5] [--arrived 4] [--reps 3] "
       "[--procs 8]" },
     { "tls", bench_tls,
       "--url rediss://... --plain U --cacert FILE --rbarrier PATH "
-      "[--rounds 1000] "
       "[--count 100]" },
 };
 

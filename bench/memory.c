@@ -68,7 +68,7 @@ int bench_memory(bench_ctx *ctx, int argc, char **argv)
         bench_usage_error(ctx, "need --barriers >= 1, 1 <= --arrived < --n "
                           "and --procs >= 1");
     count = barriers * arrived;
-    adm = admin_connect(&ctx->url);
+    adm = admin_connect(&ctx->addr);
     for (k = 0; k < reps; k++) {
         long long used0, used1, clients0, nkeys, usage;
         pid_t *pids = calloc((size_t)procs, sizeof(*pids));
@@ -87,7 +87,7 @@ int bench_memory(bench_ctx *ctx, int argc, char **argv)
             if (pids[q] < 0)
                 die("fork: %s", strerror(errno));
             if (pids[q] == 0) {
-                tparty *tp = parties_new(&ctx->url, hi - lo);
+                tparty *tp = parties_new(ctx->url_text, hi - lo);
 
                 for (i = lo; i < hi; i++) {
                     tparty *p = &tp[i - lo];
@@ -95,8 +95,8 @@ int bench_memory(bench_ctx *ctx, int argc, char **argv)
                     snprintf(p->id, sizeof(p->id), "w%ld", i % arrived);
                     snprintf(p->name, sizeof(p->name), "bench-mem-%ld-%ld",
                              k, i / arrived);
-                    p->o.n = n;
-                    p->o.ttl_s = 600;
+                    p->a.n = n;
+                    p->a.ttl_s = 600;
                 }
                 parties_start(tp, hi - lo);
                 for (;;)
@@ -113,7 +113,7 @@ int bench_memory(bench_ctx *ctx, int argc, char **argv)
             sleep_ms(10);
         sleep_ms(100);
         used1 = (long long)info_num(adm, "memory", "used_memory");
-        snprintf(pattern, sizeof(pattern), "rb:{bench-mem-%ld-*", k);
+        snprintf(pattern, sizeof(pattern), "*{bench-mem-%ld-*", k);
         usage = keys_usage(adm, pattern, &nkeys);
         printf("bytes_per_open_barrier %.0f\n",
                (double)(used1 - used0) / (double)barriers);

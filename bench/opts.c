@@ -35,7 +35,7 @@ void bench_parse(bench_ctx *ctx, int argc, char **argv,
                  const bench_opt *opts)
 {
     const bench_opt *o;
-    rb_error err;
+    char why[300];
     int i;
 
     for (i = 1; i < argc; i += 2) {
@@ -61,8 +61,8 @@ void bench_parse(bench_ctx *ctx, int argc, char **argv,
     }
     if (ctx->url_text == NULL)
         bench_usage_error(ctx, "--url is needed");
-    if (rb_url_parse(&ctx->url, ctx->url_text, &err) != RB_OK)
-        bench_usage_error(ctx, "--url: %s", err.msg);
+    if (bench_addr_parse(&ctx->addr, ctx->url_text, why, sizeof(why)) != 0)
+        bench_usage_error(ctx, "--url: %s", why);
     for (o = opts; o->name; o++)
         if (o->required && o->str && *o->str == NULL)
             bench_usage_error(ctx, "%s is needed", o->name);

@@ -9,35 +9,21 @@
 
 #define THREAD_STACK (256 * 1024)
 
-rb_conn *party_conn(const rb_url *u)
-{
-    rb_conn *c;
-    rb_error err;
-
-    if (rb_conn_new(&c, u, NULL, &err) != RB_OK)
-        die("rb_conn_new: %s", err.msg);
-    if (rb_conn_connect(c, rb_now_ms() + 10000, &err) != RB_OK)
-        die("rb_conn_connect: %s", err.msg);
-    return c;
-}
-
 static void *party_main(void *arg)
 {
     tparty *tp = arg;
-    rb_wait_result res;
-    rb_error err;
     long i;
 
+    if (tp->delay_ms > 0)
+        sleep_ms(tp->delay_ms);
     for (i = 0; i < tp->reps; i++) {
-        tp->rc = rb_barrier_wait(&res, tp->c, &tp->o, &err);
+        tp->rc = party_wait(tp->c, &tp->a, NULL, tp->why, sizeof(tp->why));
         if (tp->release)
             tp->release[i] = now_ns();
         if (tp->released)
             __atomic_add_fetch(&tp->released[i], 1, __ATOMIC_SEQ_CST);
-        if (tp->rc != RB_OK) {
-            snprintf(tp->why, sizeof(tp->why), "%.500s", err.msg);
+        if (tp->rc != 0)
             break;
-        }
     }
     return NULL;
 }
@@ -45,7 +31,7 @@ static void *party_main(void *arg)
 /* Set up `count` parties with their connections made one at a time (a
  * thousand simultaneous connects would overflow the listen backlog and
  * measure SYN retries instead). */
-tparty *parties_new(const rb_url *u, long count)
+tparty *parties_new(const char *url, long count)
 {
     tparty *tp = calloc((size_t)count, sizeof(*tp));
     long i;
@@ -53,13 +39,10 @@ tparty *parties_new(const rb_url *u, long count)
     if (tp == NULL)
         die("out of memory");
     for (i = 0; i < count; i++) {
-        rb_wait_opts o = RB_WAIT_OPTS_INIT;
-
-        tp[i].c = party_conn(u);
-        tp[i].o = o;
-        tp[i].o.id = tp[i].id;
-        tp[i].o.name = tp[i].name;
-        tp[i].o.timeout_s = 120;
+        tp[i].c = party_conn(url, NULL);
+        tp[i].a.id = tp[i].id;
+        tp[i].a.name = tp[i].name;
+        tp[i].a.timeout_s = 120;
         tp[i].reps = 1;
     }
     return tp;
@@ -84,9 +67,9 @@ void parties_join_free(tparty *tp, long count)
 
     for (i = 0; i < count; i++) {
         pthread_join(tp[i].th, NULL);
-        if (tp[i].rc != RB_OK)
+        if (tp[i].rc != 0)
             die("party %s: %s", tp[i].id, tp[i].why);
-        rb_conn_free(tp[i].c);
+        party_conn_free(tp[i].c);
         free(tp[i].release);
     }
     free(tp);
@@ -103,22 +86,18 @@ void await_blocked(redisContext *adm, long count)
     }
 }
 
-long long complete_round(rb_conn *c, const char *name, long n,
-                                const char *id, long long *sent)
+long long complete_round(bench_conn *c, const char *name, long n,
+                         const char *id, long long *sent)
 {
-    rb_wait_opts o = RB_WAIT_OPTS_INIT;
-    rb_wait_result res;
-    rb_error err;
+    party_args a = { .name = name, .id = id, .n = n, .timeout_s = 60 };
+    party_outcome res;
+    char why[600];
     long long t;
 
-    o.name = name;
-    o.n = n;
-    o.id = id;
-    o.timeout_s = 60;
     if (sent)
         *sent = now_ns();
-    if (rb_barrier_wait(&res, c, &o, &err) != RB_OK)
-        die("completing arrival at %s: %s", name, err.msg);
+    if (party_wait(c, &a, &res, why, sizeof(why)) != 0)
+        die("completing arrival at %s: %s", name, why);
     t = now_ns();
     if (!res.completed)
         die("arrival at %s did not complete the round", name);

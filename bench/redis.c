@@ -9,15 +9,17 @@
 
 #include "bench.h"
 
-redisContext *admin_connect(const rb_url *u)
+redisContext *admin_connect(const bench_addr *u)
 {
     struct timeval tv = { 5, 0 };
     redisContext *c;
     redisReply *r;
 
-    c = u->kind == RB_URL_UNIX
-            ? redisConnectUnixWithTimeout(u->path, tv)
-            : redisConnectWithTimeout(u->nodes[0].host, u->nodes[0].port, tv);
+    if (u->tls)
+        die("the bench's own connections are plain: give --admin a "
+            "redis:// or unix:// URL of the same server");
+    c = u->unix_socket ? redisConnectUnixWithTimeout(u->path, tv)
+                       : redisConnectWithTimeout(u->host, u->port, tv);
     if (c == NULL || c->err)
         die("cannot connect to Redis: %s", c ? c->errstr : "out of memory");
     if (u->has_password) {

@@ -1,8 +1,11 @@
-# bench/report.awk: the table and JSON of `make bench` from bench-raw.txt
+# bench/report.awk: the tables and JSON of `make bench` from bench-raw.txt
 # (`key value` lines; '#' lines are details). Each key's median, min and
-# max over its repetitions; a row per figure with its floor, ratio and
-# target. A new measurement's keys need a row() here to be shown; they go to
-# the JSON in any case.
+# max over its repetitions. First issue #24's yardsticks: a ratio is taken
+# within each repetition (the two sides measured back to back) and its
+# median shown, with the target and PASS/MISS; then the details, a row per
+# figure with its floor, ratio and earlier target. A new measurement's keys
+# need a row here to be shown; they go to the JSON in any case. Exits 1
+# when a yardstick has no number (a measurement could not be made).
 #
 # awk -f bench/report.awk -v json=FILE -v machine=TEXT -v date_utc=TIME \
 #     -v cpu=TEXT -v cores=N -v redis=VERSION -v reps=N bench-raw.txt
@@ -26,7 +29,9 @@ function num(x) {
     if (x >= 10 || x <= -10) return sprintf("%.1f", x)
     return sprintf("%.2f", x)
 }
-function has(k) { return (k in MED) }
+# Whether k was measured (cnt is set by the samples alone: a reference to
+# MED[k] elsewhere creates that element, so MED cannot say).
+function has(k) { return (k in cnt) }
 function jesc(s) { gsub(/\\/, "\\\\", s); gsub(/"/, "\\\"", s); return s }
 # row(label, key, unit, floor text, ratio, target text, verdict)
 function row(label, k, unit, ftext, ratio, ttext, verdict,    v, sp) {
@@ -44,6 +49,40 @@ function row(label, k, unit, ftext, ratio, ttext, verdict,    v, sp) {
 }
 function verdict(ok) { return ok ? "PASS" : "MISS" }
 
+# The per-repetition ratio a/b (b/a with inv) as key k: its median, min and
+# max over the repetitions both keys have.
+function ratio_key(k, a, b, inv,    n, i, x) {
+    if (!(a in cnt) || !(b in cnt)) return
+    n = (cnt[a] < cnt[b]) ? cnt[a] : cnt[b]
+    if (n < 1) return
+    for (i = 1; i <= n; i++) {
+        x = inv ? val[b, i] / val[a, i] : val[a, i] / val[b, i]
+        val[k, i] = x
+    }
+    cnt[k] = n; order[++nk] = k
+    stats(k)
+}
+# A yardstick row: label, key, unit, what it compares, target text, pass.
+function yrow(label, k, unit, ftext, ttext, ok,    v, sp) {
+    nreq++
+    if (!has(k)) {
+        printf "%-46s %12s\n", label, "NO NUMBER"
+        missing = missing " " k
+        return
+    }
+    v = num(MED[k]) unit
+    sp = (cnt[k] > 1) ? num(MIN[k]) ".." num(MAX[k]) : "(1 run)"
+    printf "%-46s %10s %14s %26s %9s %s\n", label, v, sp, ftext, ttext,
+        ttext == "-" ? "" : verdict(ok)
+    if (ttext != "-") {
+        nchk++; y24++
+        chk_fig[nchk] = label; chk_val[nchk] = MED[k]
+        chk_tgt[nchk] = ttext; chk_ok[nchk] = ok; chk_ratio[nchk] = "-"
+        y24ok += ok
+    }
+}
+function vs(a, ua, b, ub) { return num(MED[a]) ua " : " num(MED[b]) ub }
+
 /^#/ || NF < 2 { next }
 {
     k = $1
@@ -52,8 +91,61 @@ function verdict(ok) { return ok ? "PASS" : "MISS" }
 }
 END {
     for (i = 1; i <= nk; i++) stats(order[i])
+
+    # ---- issue #24: against the floor and the peers, same run -------------
+    ratio_key("lib_floor.4", "rounds_per_s.4", "rounds_per_s_floor.4", 0)
+    ratio_key("lib_floor.16", "rounds_per_s.16", "rounds_per_s_floor.16", 0)
+    ratio_key("lib_py.4", "rounds_per_s.4", "rounds_per_s_py.4", 0)
+    ratio_key("lib_py.16", "rounds_per_s.16", "rounds_per_s_py.16", 0)
+    ratio_key("cli_shell.4", "shell_rounds_per_s_rbarrier.4",
+              "shell_rounds_per_s_redis-cli.4", 0)
+    ratio_key("start_get_ratio", "cli_get_ms", "redis_cli_get_ms", 0)
+    ratio_key("tls_round_ratio", "rounds_per_s_tls.4", "rounds_per_s_tlsplain.4", 1)
+    ratio_key("tls_cli_ratio", "tls_cli_ms", "tls_cli_plain_ms", 0)
+    printf "\nIssue #24 yardsticks (ratios within each repetition, median of %d)\n", reps
+    printf "%-46s %10s %14s %26s %9s %s\n", "figure", "value", "min..max",
+        "from (medians)", "target", "result"
+    printf "%-46s %10s %14s %26s %9s %s\n", "------", "-----", "--------",
+        "--------------", "------", "------"
+    yrow("library/floor rounds/s, N=4", "lib_floor.4", "x",
+         vs("rounds_per_s.4", "/s", "rounds_per_s_floor.4", "/s"), ">=0.90",
+         MED["lib_floor.4"] >= 0.9)
+    yrow("library/floor rounds/s, N=16", "lib_floor.16", "x",
+         vs("rounds_per_s.16", "/s", "rounds_per_s_floor.16", "/s"), ">=0.90",
+         MED["lib_floor.16"] >= 0.9)
+    yrow("library/redis-py rounds/s, N=4", "lib_py.4", "x",
+         vs("rounds_per_s.4", "/s", "rounds_per_s_py.4", "/s"), ">=1.5",
+         MED["lib_py.4"] >= 1.5)
+    yrow("library/redis-py rounds/s, N=16", "lib_py.16", "x",
+         vs("rounds_per_s.16", "/s", "rounds_per_s_py.16", "/s"), ">=2.0",
+         MED["lib_py.16"] >= 2)
+    yrow("CLI/redis-cli shell barrier, 4 loops", "cli_shell.4", "x",
+         vs("shell_rounds_per_s_rbarrier.4", "/s",
+            "shell_rounds_per_s_redis-cli.4", "/s"), ">=5.0",
+         MED["cli_shell.4"] >= 5)
+    yrow("Redis commands per round, N=4, library", "calls_per_round.4", "",
+         "scripts incl.", "<=28", MED["calls_per_round.4"] <= 28)
+    yrow("Redis commands per round, N=4, floor", "calls_per_round_floor.4", "",
+         "scripts incl.", "-", 1)
+    yrow("idle: Redis commands/s per waiting party", "idle_calls_per_party_s", "",
+         "default lease", "<=2.0", MED["idle_calls_per_party_s"] <= 2)
+    yrow("process start: rbarrier get / redis-cli GET", "start_get_ratio", "x",
+         vs("cli_get_ms", "ms", "redis_cli_get_ms", "ms"), "<=0.30",
+         MED["start_get_ratio"] <= 0.3)
+    yrow("TLS: N=4 round time, rediss:// / plain", "tls_round_ratio", "x",
+         num(1e6 / MED["rounds_per_s_tls.4"]) "us : " \
+             num(1e6 / MED["rounds_per_s_tlsplain.4"]) "us", "<=1.3",
+         MED["tls_round_ratio"] <= 1.3)
+    yrow("TLS: one get process, rediss:// / plain", "tls_cli_ratio", "x",
+         vs("tls_cli_ms", "ms", "tls_cli_plain_ms", "ms"), "<=1.5",
+         MED["tls_cli_ratio"] <= 1.5)
+    yrow("fan-out 64: last arrival to last release", "fanout_64_ms", "ms",
+         "from the arrival's send", "<=10ms", MED["fanout_64_ms"] <= 10)
+    printf "%d of %d #24 targets met.\n", y24ok, y24
+
     rtt = MED["rtt_p50_us"]; cli = MED["redis_cli_ping_ms"]
-    printf "\n%-44s %12s %15s %16s %8s %12s %s\n", "figure", "value",
+    printf "\nDetails (targets of earlier issues)\n"
+    printf "%-44s %12s %15s %16s %8s %12s %s\n", "figure", "value",
         "min..max", "floor", "ratio", "target", "result"
     printf "%-44s %12s %15s %16s %8s %12s %s\n", "------", "-----",
         "--------", "-----", "-----", "------", "------"
@@ -126,14 +218,6 @@ END {
         sprintf("%.2f", r), "<=0.60", verdict(r <= 0.6))
     row("rbarrier train, one process", "cli_train_ms", "ms", num(cli) "ms cli PING",
         sprintf("%.2f", MED["cli_train_ms"] / cli), "-", "")
-    if ("tls_round_us" in MED) {
-        row("TLS: 2-party round, per round", "tls_round_us", "us",
-            num(MED["tls_round_plain_us"]) "us plain",
-            sprintf("%.2f", MED["tls_round_us"] / MED["tls_round_plain_us"]), "-", "")
-        row("TLS: rbarrier wait --n 1, one process", "tls_cli_ms", "ms",
-            num(MED["tls_cli_plain_ms"]) "ms plain",
-            sprintf("%.2f", MED["tls_cli_ms"] / MED["tls_cli_plain_ms"]), "-", "")
-    }
     k = "fanout_1000_ms"
     row("fan-out 1000: arrival to last release", k, "ms", num(rtt) "us RTT",
         sprintf("%.0f", MED[k] * 1000 / rtt), "<=50ms", verdict(MED[k] <= 50))
@@ -150,8 +234,8 @@ END {
         row("keys left 60 s after last round, ttl 30", k, " (skipped)", "-", "-", "=0", "")
     pass = 0
     for (i = 1; i <= nchk; i++) pass += chk_ok[i]
-    printf "\n%d of %d targets met. Raw samples: %s; JSON: %s\n", pass, nchk,
-        "bench-raw.txt", "bench.json"
+    printf "%d of %d earlier targets met. Raw samples: %s; JSON: %s\n",
+        pass - y24ok, nchk - y24, "bench-raw.txt", "bench.json"
 
     # JSON: medians at the top level (keys like rounds_per_s.4 grouped into
     # objects keyed by N), the same shape under "min" and "max".
@@ -194,4 +278,8 @@ END {
             jesc(chk_fig[i]), chk_val[i] + 0, jesc(chk_ratio[i]), jesc(chk_tgt[i]),
             chk_ok[i] ? "true" : "false", (i < nchk ? "," : "") > json
     printf "  ]\n}\n" > json
+    if (missing != "") {
+        printf "bench: no number for:%s\n", missing > "/dev/stderr"
+        exit 1
+    }
 }

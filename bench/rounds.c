@@ -1,4 +1,6 @@
-/* Rounds: N processes pass R rounds of one barrier. The rate, the release
+/* Rounds: N processes pass R rounds of one barrier, each through the
+ * library (--impl library) or through the floor (--impl floor, floor.c):
+ * the same processes, clock and counts for both. The rate, the release
  * times (a waiter's return minus the completing party's return, and minus
  * its send), the client commands and Redis calls per round (INFO
  * commandstats), and the CPU per round of the parties and Redis. */
@@ -22,9 +24,52 @@ typedef struct round_shm {
     char why[600];
 } round_shm;
 
+/* The library's party: rb_barrier_wait through lib.c. */
+typedef struct lib_party {
+    bench_conn *c;
+    party_args a;
+    char id[32];
+} lib_party;
+
+static void *lib_open(const round_setup *s, long p)
+{
+    lib_party *lp = calloc(1, sizeof(*lp));
+
+    if (lp == NULL)
+        die("out of memory");
+    snprintf(lp->id, sizeof(lp->id), "p%ld", p);
+    lp->c = party_conn(s->url, s->cacert);
+    lp->a.name = s->name;
+    lp->a.id = lp->id;
+    lp->a.n = s->n;
+    lp->a.ttl_s = s->ttl_s;
+    lp->a.timeout_s = 60;
+    return lp;
+}
+
+static int lib_wait(void *party, long r, party_outcome *out, char *why,
+                    size_t whylen)
+{
+    lib_party *lp = party;
+
+    (void)r;  /* the library keeps its own generation */
+    return party_wait(lp->c, &lp->a, out, why, whylen);
+}
+
+static void lib_close(void *party)
+{
+    lib_party *lp = party;
+
+    party_conn_free(lp->c);
+    free(lp);
+}
+
+const round_impl round_library = { lib_open, lib_wait, lib_close };
+
 int bench_rounds(bench_ctx *ctx, int argc, char **argv)
 {
-    const char *name = NULL, *suffix = "";
+    const char *name = NULL, *suffix = "", *impl_name = "library";
+    const char *cacert = NULL, *admin_url = NULL, *script = NULL;
     long n = 4, rounds = 2000, warmup = 50, ttl = 0;
     const bench_opt opts[] = {
         BENCH_NUM("--n", &n),
@@ -33,8 +78,14 @@ int bench_rounds(bench_ctx *ctx, int argc, char **argv)
         BENCH_NUM("--ttl", &ttl),
         BENCH_STR("--name", &name),
         BENCH_STR("--suffix", &suffix),
+        BENCH_STR("--impl", &impl_name),
+        BENCH_STR("--cacert", &cacert),
+        BENCH_STR("--admin", &admin_url),
+        BENCH_STR("--script", &script),
         BENCH_OPTS_END
     };
+    const round_impl *impl;
+    round_setup setup;
     char defname[64], label[64];
     size_t hdr, sz;
     round_shm *shm;
@@ -57,6 +108,35 @@ int bench_rounds(bench_ctx *ctx, int argc, char **argv)
                  (long)getpid());
         name = defname;
     }
+    if (strcmp(impl_name, "library") == 0)
+        impl = &round_library;
+    else if (strcmp(impl_name, "floor") == 0)
+        impl = &round_floor;
+    else
+        bench_usage_error(ctx, "--impl takes library or floor");
+    if (impl == &round_floor && script == NULL)
+        bench_usage_error(ctx, "--impl floor needs --script");
+    /* The bench's own reads (INFO, SCRIPT LOAD) go over a plain
+     * connection: to the same server through --admin when --url is TLS. */
+    if (admin_url) {
+        bench_addr aa;
+        char why[300];
+
+        if (bench_addr_parse(&aa, admin_url, why, sizeof(why)) != 0)
+            bench_usage_error(ctx, "--admin: %s", why);
+        adm = admin_connect(&aa);
+    } else {
+        adm = admin_connect(&ctx->addr);
+    }
+    memset(&setup, 0, sizeof(setup));
+    setup.url = ctx->url_text;
+    setup.addr = &ctx->addr;
+    setup.cacert = cacert;
+    setup.name = name;
+    setup.n = n;
+    setup.ttl_s = ttl;
+    if (script)
+        floor_load(adm, script, setup.sha, sizeof(setup.sha));
 
     hdr = (sizeof(round_shm) + 63) & ~(size_t)63;
     sz = hdr + (size_t)rounds * (size_t)n * sizeof(long long) * 3 +
@@ -80,18 +160,10 @@ int bench_rounds(bench_ctx *ctx, int argc, char **argv)
         if (pid < 0)
             die("fork: %s", strerror(errno));
         if (pid == 0) {
-            rb_conn *c = party_conn(&ctx->url);
-            rb_wait_opts o = RB_WAIT_OPTS_INIT;
-            rb_wait_result res;
-            rb_error err;
-            char id[32];
+            void *st = impl->open(&setup, p);
+            party_outcome res;
+            char why[600];
 
-            snprintf(id, sizeof(id), "p%ld", p);
-            o.name = name;
-            o.n = n;
-            o.id = id;
-            o.ttl_s = ttl;
-            o.timeout_s = 60;
             __atomic_add_fetch(&shm->ready, 1, __ATOMIC_SEQ_CST);
             while (!__atomic_load_n(&shm->go, __ATOMIC_SEQ_CST))
                 sleep_ms(1);
@@ -99,26 +171,24 @@ int bench_rounds(bench_ctx *ctx, int argc, char **argv)
                 int rc;
 
                 t_send[r * n + p] = now_ns();
-                rc = rb_barrier_wait(&res, c, &o, &err);
-
+                rc = impl->wait(st, r, &res, why, sizeof(why));
                 t[r * n + p] = now_ns();
-                if (rc != RB_OK) {
+                if (rc != 0) {
                     if (__atomic_add_fetch(&shm->failed, 1,
                                            __ATOMIC_SEQ_CST) == 1)
                         snprintf(shm->why, sizeof(shm->why),
-                                 "party %ld round %ld: %.500s", p, r, err.msg);
+                                 "party %ld round %ld: %.500s", p, r, why);
                     break;
                 }
                 gen[r * n + p] = res.gen;
                 if (res.completed)
                     completer[r] = (int)p;
             }
-            rb_conn_free(c);
+            impl->close(st);
             _exit(0);
         }
     }
 
-    adm = admin_connect(&ctx->url);
     before = malloc(sizeof(*before));
     after = malloc(sizeof(*after));
     if (before == NULL || after == NULL)

@@ -25,7 +25,7 @@ int bench_rtt(bench_ctx *ctx, int argc, char **argv)
     bench_parse(ctx, argc, argv, opts);
     if (count < 1)
         bench_usage_error(ctx, "--count must be at least 1");
-    c = admin_connect(&ctx->url);
+    c = admin_connect(&ctx->addr);
     v = calloc((size_t)count, sizeof(*v));
     if (v == NULL)
         die("out of memory");

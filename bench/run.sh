@@ -1,41 +1,77 @@
 #!/usr/bin/env bash
-# make bench: measure rbarrier against a private redis-server and print one
-# table (figure, median, min-max over repetitions, floor, ratio, target,
-# PASS/MISS); the same numbers go to $BUILD/bench.json, every raw sample and
-# detail line to $BUILD/bench-raw.txt.
+# make bench: measure rbarrier against a private redis-server and print two
+# tables: issue #24's yardsticks (the library against the floor and the
+# peers, each figure with its target and PASS/MISS) and the details
+# (round trips, release times, commands, CPU, memory). The same numbers go
+# to $BUILD/bench.json, every raw sample and detail line to
+# $BUILD/bench-raw.txt. A missed target is reported, never a failure; the
+# run fails when a measurement could not be made (a step failed or printed
+# no number).
 #
 # $RBARRIER  the CLI binary; $RB_BENCH  the rb_bench binary; $BUILD  absolute
-# build directory. Optional: RB_BENCH_REPS (default 5), RB_BENCH_ROUNDS
-# (2000), RB_BENCH_IDLE_S (20), RB_BENCH_TTL_WAIT=0 to skip the one-minute
-# TTL check (it then reports -1).
+# build directory. Optional: RB_BENCH_REPS (default 7), RB_BENCH_ROUNDS
+# (1000), RB_BENCH_IDLE_S (10), RB_BENCH_TTL_WAIT=0 to skip the one-minute
+# TTL check (it then reports -1), RB_BENCH_PYTHON (/usr/bin/python3: the
+# one with Debian's python3-redis). RB_BENCH_SMOKE=1 runs every measurement
+# once, briefly (make bench-smoke): it proves they still run, its numbers
+# mean nothing.
 #
-# Floors, measured in the same run: the Redis round trip (p50 of 10,000
-# PINGs on one connection), the EVALSHA rate of a one-INCR script on one
-# connection, and the wall time of one `redis-cli PING` process. All of it
-# runs over TCP loopback except the two rows marked "unix".
+# Who is measured, all in the same run and interleaved repetition by
+# repetition, so a load change on the machine moves them alike:
+#   library   rb_barrier_wait, one process per party (rb_bench rounds);
+#   floor     the leanest correct hiredis barrier: one EVALSHA of
+#             bench/arrive.lua per party, one BLPOP per waiter, the same
+#             processes and clock (rb_bench rounds --impl floor);
+#   redis-py  the same script and BLPOP from Python processes
+#             (bench/pybarrier.py);
+#   shell     four shell loops of `rbarrier wait` against four loops of
+#             redis-cli INCR + BLPOP/RPUSH (bench/shellbarrier.sh).
+# Plus the Redis round trip (p50 of PINGs on one connection), the EVALSHA
+# rate of a one-INCR script, and process start against redis-cli. All of it
+# runs over TCP loopback except the rows marked "unix" and "TLS".
 #
 # Definitions (one file per measurement in bench/ has the details;
 # `rb_bench --help` lists them): a round's release time is a waiter's return
 # from rb_barrier_wait minus the completing party's return (its arrive
-# reply), as the issue defines it; "after completer send" uses the moment
-# the completing party called rb_barrier_wait instead. Client
-# commands are those a script cannot run (COMMAND INFO flag noscript:
-# EVALSHA, EVAL, BLMOVE, ...); INFO commandstats also counts every
-# redis.call() inside a script, shown as "scripts incl.".
+# reply); "after completer send" uses the moment the completing party called
+# rb_barrier_wait instead. Client commands are those a script cannot run
+# (COMMAND INFO flag noscript: EVALSHA, EVAL, BLMOVE, ...); "Redis commands"
+# (INFO commandstats) also counts every redis.call() inside a script.
 set -euo pipefail
 
 : "${RBARRIER:?set RBARRIER to the rbarrier binary (make bench does)}"
 : "${RB_BENCH:?set RB_BENCH to the rb_bench binary (make bench does)}"
 : "${BUILD:?set BUILD to the build directory (make bench does)}"
-REPS=${RB_BENCH_REPS:-5}
-ROUNDS=${RB_BENCH_ROUNDS:-2000}
-IDLE_S=${RB_BENCH_IDLE_S:-20}
-TTL_WAIT=${RB_BENCH_TTL_WAIT:-1}
+SMOKE=${RB_BENCH_SMOKE:-0}
+PYTHON=${RB_BENCH_PYTHON:-/usr/bin/python3}
+if [ "$SMOKE" = 1 ]; then
+    REPS=1 ROUNDS=100 WARMUP=10 IDLE_S=2 TTL_WAIT=0
+    SHELL_ROUNDS=3 PROCS=5 RTT_COUNT=500 EVALSHA_COUNT=500 FANOUT_REPS=1
+    BIG_FANOUT=64 MEM_BARRIERS=20 IDLE_PARTIES=10 IDLE_SPREAD=0
+else
+    # More, shorter repetitions rather than fewer, longer ones: on a shared
+    # machine the two sides of a ratio then run closer together in time.
+    REPS=${RB_BENCH_REPS:-7}
+    ROUNDS=${RB_BENCH_ROUNDS:-1000}
+    WARMUP=50
+    IDLE_S=${RB_BENCH_IDLE_S:-10}
+    TTL_WAIT=${RB_BENCH_TTL_WAIT:-1}
+    SHELL_ROUNDS=20 PROCS=60 RTT_COUNT=10000 EVALSHA_COUNT=20000
+    FANOUT_REPS=3 BIG_FANOUT=1000 MEM_BARRIERS=1000 IDLE_PARTIES=100
+    IDLE_SPREAD=10
+fi
+here=$(cd "$(dirname "$0")" && pwd)
+
+"$PYTHON" -c 'import redis' 2>/dev/null || {
+    echo "bench: $PYTHON has no redis module (Debian: apt-get install python3-redis)" >&2
+    exit 1
+}
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/rbarrier-bench.XXXXXX")
 # The tests' server starter and port picker: one way to run a redis-server.
 RB_TEST_TMP=$tmp
-. "$(dirname "$0")/../tests/lib.sh"
+RB_TESTS_DIR=${RB_TESTS_DIR:-$(cd "$here/../tests" && pwd)}
+. "$here/../tests/lib.sh"
 cleanup() {
     stop_all_redis
     rm -rf "$tmp"
@@ -46,9 +82,9 @@ trap 'exit 130' INT TERM
 say() { printf 'bench: %s\n' "$*" >&2; }
 
 # Fan-out and memory open thousands of connections, in this process and in
-# the server.
+# the server (the smoke run, a few dozen).
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt 4500 ]; then
+if [ "$SMOKE" != 1 ] && [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt 4500 ]; then
     echo "bench: needs ulimit -n >= 4500 (the hard limit is $(ulimit -Hn))" >&2
     exit 1
 fi
@@ -56,8 +92,16 @@ fi
 start_redis bench --unixsocketperm 700 --maxclients 10000 ||
     { echo "bench: redis-server did not start" >&2; cat "$REDIS_DIR/redis.log" >&2; exit 1; }
 redis_pid=$REDIS_PID port=$REDIS_PORT sock=$REDIS_SOCK
+# A second server for TLS, reached over TLS and over plain TCP alike, so
+# the two differ by TLS alone.
+tls_plain_port=$(free_port)
+start_redis_tls benchtls --port "$tls_plain_port" ||
+    { echo "bench: the TLS redis-server did not start" >&2; exit 1; }
+tls_port=$REDIS_PORT tls_sock=$REDIS_SOCK
 
 tcp=redis://127.0.0.1:$port
+tls_url=rediss://127.0.0.1:$tls_port/0
+tls_plain=redis://127.0.0.1:$tls_plain_port/0
 raw=$BUILD/bench-raw.txt
 json=$BUILD/bench.json
 : > "$raw"
@@ -68,67 +112,97 @@ cores=$(nproc)
 redis_version=$(redis-cli -s "$sock" INFO server | tr -d '\r' |
     sed -n 's/^redis_version://p')
 hiredis_version=$(pkg-config --modversion hiredis 2>/dev/null || echo '?')
+redis_py_version=$("$PYTHON" -c 'import redis; print(redis.__version__)')
 date_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-machine="$cpu, $cores cores, Redis $redis_version, hiredis $hiredis_version, $(uname -sr)"
+machine="$cpu, $cores cores, Redis $redis_version, hiredis $hiredis_version, redis-py $redis_py_version, $(uname -sr)"
 echo "machine: $machine"
-echo "date: $date_utc; figures over TCP loopback; $REPS repetitions unless noted"
+echo "date: $date_utc; $REPS repetitions unless noted; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+[ "$SMOKE" = 1 ] && echo "smoke run: every measurement once, briefly; the numbers mean nothing"
 
-bench() { "$RB_BENCH" "$@" >> "$raw"; }
+# One measurement step: its lines go to the raw log; a step that fails or
+# prints no `key number` line fails the run (the figure could not be made).
+step() {
+    local out=$tmp/step.out
+    if ! "$@" > "$out"; then
+        echo "bench: failed: $*" >&2
+        exit 1
+    fi
+    cat "$out" >> "$raw"
+    if ! grep -Eq '^[A-Za-z0-9_.-]+ -?[0-9.]+$' "$out"; then
+        echo "bench: printed no number: $*" >&2
+        exit 1
+    fi
+}
+bench() { step "$RB_BENCH" "$@"; }
 started=$(date +%s)
 
 # (5b) First, so its minute runs while the rest is measured: a few rounds
 # with --ttl 30 on a database of their own; the keys are counted at the end.
-say "ttl rounds (db 1, ttl 30 s)"
-bench rounds --url "$tcp/1" --n 2 --rounds 200 --warmup 10 --ttl 30 \
-    --name bench-ttl --suffix _ttl
+if [ "$TTL_WAIT" = 1 ]; then
+    say "ttl rounds (db 1, ttl 30 s)"
+    bench rounds --url "$tcp/1" --n 2 --rounds 200 --warmup 10 --ttl 30 \
+        --name bench-ttl --suffix _ttl
+fi
 ttl_end=$(date +%s)
 
-# Floors and figures interleaved, one repetition at a time, so that a
-# load change on the machine moves both alike.
+arrive=$here/arrive.lua
 for rep in $(seq "$REPS"); do
-    say "repetition $rep/$REPS: floors; rounds N = 2, 4, 16 (processes, $ROUNDS rounds); cli (200 processes each)"
-    bench rtt --url "$tcp/0" --count 10000
-    bench rtt --url "unix://$sock" --count 10000 --key rtt_unix_p50_us
-    bench evalsha --url "$tcp/0" --count 20000
+    say "repetition $rep/$REPS: floors; rounds N = 2, 4, 16: library, floor, redis-py ($ROUNDS rounds); TLS; shell loops; processes; fan-out 64"
+    bench rtt --url "$tcp/0" --count "$RTT_COUNT"
+    bench rtt --url "unix://$sock" --count "$RTT_COUNT" --key rtt_unix_p50_us
+    bench evalsha --url "$tcp/0" --count "$EVALSHA_COUNT"
     # The loopback round trip of a VM is bimodal: client and server on one
     # core, or waking each other across cores. Pin both ways to show it.
     if [ "$cores" -ge 2 ] && command -v taskset >/dev/null; then
         mask=$(taskset -p "$redis_pid" | sed 's/.*: *//')
         taskset -p 1 "$redis_pid" >/dev/null
-        taskset 1 "$RB_BENCH" rtt --url "$tcp/0" --count 10000 \
-            --key rtt_same_core_p50_us >> "$raw"
-        taskset 2 "$RB_BENCH" rtt --url "$tcp/0" --count 10000 \
-            --key rtt_cross_core_p50_us >> "$raw"
+        step taskset 1 "$RB_BENCH" rtt --url "$tcp/0" --count "$RTT_COUNT" \
+            --key rtt_same_core_p50_us
+        step taskset 2 "$RB_BENCH" rtt --url "$tcp/0" --count "$RTT_COUNT" \
+            --key rtt_cross_core_p50_us
         taskset -p "$mask" "$redis_pid" >/dev/null
     fi
-    for n in 2 4 16; do
-        bench rounds --url "$tcp/0" --n "$n" --rounds "$ROUNDS" \
+    bench rounds --url "$tcp/0" --n 2 --rounds "$ROUNDS" --warmup "$WARMUP" \
+        --name "bench-rounds-2-$rep"
+    for n in 4 16; do
+        bench rounds --url "$tcp/0" --n "$n" --rounds "$ROUNDS" --warmup "$WARMUP" \
             --name "bench-rounds-$n-$rep"
+        bench rounds --url "$tcp/0" --n "$n" --rounds "$ROUNDS" --warmup "$WARMUP" \
+            --name "bench-floor-$n-$rep" --impl floor --script "$arrive" --suffix _floor
+        step "$PYTHON" "$here/pybarrier.py" --url "$tcp/0" --script "$arrive" \
+            --n "$n" --rounds "$ROUNDS" --warmup "$WARMUP" --name "bench-py-$n-$rep"
     done
-    bench rounds --url "unix://$sock" --n 4 --rounds "$ROUNDS" \
+    bench rounds --url "unix://$sock" --n 4 --rounds "$ROUNDS" --warmup "$WARMUP" \
         --name "bench-rounds-unix-$rep" --suffix _unix
-    bench cli --url "$tcp/0" --rbarrier "$RBARRIER" --count 200
+    # TLS rounds: connections made before the clock starts, so the
+    # handshakes are outside the timing; the bench reads INFO over the
+    # plain socket of the same server.
+    bench rounds --url "$tls_plain" --n 4 --rounds "$ROUNDS" --warmup "$WARMUP" \
+        --name "bench-tlsplain-$rep" --suffix _tlsplain
+    bench rounds --url "$tls_url" --n 4 --rounds "$ROUNDS" --warmup "$WARMUP" \
+        --name "bench-tls-$rep" --suffix _tls --cacert "$RB_CERTS/ca.crt" \
+        --admin "unix://$tls_sock"
+    bench tls --plain "$tls_plain" --url "$tls_url" --cacert "$RB_CERTS/ca.crt" \
+        --rbarrier "$RBARRIER" --count "$PROCS"
+    step env RBARRIER="$RBARRIER" bash "$here/shellbarrier.sh" rbarrier \
+        127.0.0.1 "$port" 4 "$SHELL_ROUNDS" "bench-sh-$rep"
+    step bash "$here/shellbarrier.sh" redis-cli 127.0.0.1 "$port" 4 \
+        "$SHELL_ROUNDS" "bench-sh-$rep"
+    bench cli --url "$tcp/0" --rbarrier "$RBARRIER" --count "$PROCS"
+    bench fanout --url "$tcp/0" --parties 64 --reps "$FANOUT_REPS"
 done
+redis-cli -s "$sock" -n 3 FLUSHDB >/dev/null
 
-say "fan-out: 1000 parties (threads)"
-bench fanout --url "$tcp/0" --parties 1000 --reps "$REPS"
+say "fan-out: $BIG_FANOUT parties (threads)"
+bench fanout --url "$tcp/0" --parties "$BIG_FANOUT" --reps "$FANOUT_REPS"
 
-say "memory: 1000 open barriers with 4 of 5 in (db 2)"
-bench memory --url "$tcp/2" --barriers 1000 --n 5 --arrived 4 --reps 3
+say "memory: $MEM_BARRIERS open barriers with 4 of 5 in (db 2)"
+bench memory --url "$tcp/2" --barriers "$MEM_BARRIERS" --n 5 --arrived 4 \
+    --reps "$([ "$SMOKE" = 1 ] && echo 1 || echo 3)"
 
-say "idle: 200 parties waiting, 3 windows of $IDLE_S s"
-bench idle --url "$tcp/0" --parties 200 --seconds "$IDLE_S" --windows 3
-
-say "tls: one server over plain TCP and over TLS (2-party rounds, wait processes)"
-RB_TESTS_DIR=${RB_TESTS_DIR:-$(cd "$(dirname "$0")/../tests" && pwd)}
-plain_port=$(free_port)
-if start_redis_tls benchtls --port "$plain_port"; then
-    bench tls --plain "redis://127.0.0.1:$plain_port/0" \
-        --url "rediss://127.0.0.1:$REDIS_PORT/0" --cacert "$RB_CERTS/ca.crt" \
-        --rbarrier "$RBARRIER" --rounds 1000 --count 100
-else
-    say "tls: the TLS redis-server did not start; no TLS figures"
-fi
+say "idle: $IDLE_PARTIES parties waiting (default lease), 3 windows of $IDLE_S s"
+bench idle --url "$tcp/0" --parties "$IDLE_PARTIES" --seconds "$IDLE_S" --windows 3 \
+    --spread "$IDLE_SPREAD"
 
 if [ "$TTL_WAIT" = 1 ]; then
     left=$(( ttl_end + 60 - $(date +%s) ))
@@ -146,9 +220,10 @@ else
     echo "keys_left_after_ttl -1" >> "$raw"
 fi
 echo "# total ${SECONDS}s, figures $(( $(date +%s) - started ))s" >> "$raw"
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine moves every figure)"
 
-# ---- table and JSON ---------------------------------------------------------
-awk -f "$(dirname "$0")/report.awk" -v json="$json" -v machine="$machine" \
+# ---- tables and JSON --------------------------------------------------------
+awk -f "$here/report.awk" -v json="$json" -v machine="$machine" \
     -v date_utc="$date_utc" -v cpu="$cpu" -v cores="$cores" \
     -v redis="$redis_version" -v reps="$REPS" "$raw"
 echo "total ${SECONDS}s"

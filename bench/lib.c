@@ -1,0 +1,108 @@
+/* The library as the measurements call it: every call into lib/ that the
+ * bench makes is in this file, one helper per API call, so a change of the
+ * public header (its option structs, the URL type) is one edit here and
+ * the measurements do not notice. */
+#include "fmacros.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "rbarrier.h"
+
+struct bench_conn {
+    rb_conn *c;
+    rb_tls_opts tls;  /* the handle may keep pointing at it */
+};
+
+int bench_addr_parse(bench_addr *a, const char *text, char *why,
+                     size_t whylen)
+{
+    rb_url u;
+    rb_error err;
+
+    memset(a, 0, sizeof(*a));
+    if (rb_url_parse(&u, text, &err) != RB_OK) {
+        snprintf(why, whylen, "%s", err.msg);
+        return -1;
+    }
+    if (u.kind == RB_URL_UNIX) {
+        a->unix_socket = 1;
+        snprintf(a->path, sizeof(a->path), "%s", u.path);
+    } else if (u.kind == RB_URL_TCP && u.nodes_count == 1) {
+        snprintf(a->host, sizeof(a->host), "%s", u.nodes[0].host);
+        a->port = u.nodes[0].port;
+    } else {
+        snprintf(why, whylen, "the bench takes one server: a redis://, "
+                 "rediss:// or unix:// URL");
+        return -1;
+    }
+    a->tls = u.tls;
+    a->db = u.db;
+    a->has_password = u.has_password;
+    snprintf(a->user, sizeof(a->user), "%s", u.user);
+    snprintf(a->password, sizeof(a->password), "%s", u.password);
+    return 0;
+}
+
+bench_conn *party_conn(const char *url, const char *cacert)
+{
+    rb_conn_opts co = RB_CONN_OPTS_INIT;
+    rb_tls_opts to = RB_TLS_OPTS_INIT;
+    bench_conn *bc;
+    rb_url u;
+    rb_error err;
+
+    if (rb_url_parse(&u, url, &err) != RB_OK)
+        die("bad URL: %s", err.msg);
+    bc = calloc(1, sizeof(*bc));
+    if (bc == NULL)
+        die("out of memory");
+    bc->tls = to;
+    bc->tls.cacert = cacert;
+    /* Plain URLs get no TLS options, as the CLI gives none. */
+    if (cacert)
+        co.tls = &bc->tls;
+    if (rb_conn_new(&bc->c, &u, &co, &err) != RB_OK)
+        die("rb_conn_new: %s", err.msg);
+    /* Connected now, so a measured window never holds a handshake. */
+    if (rb_conn_connect(bc->c, now_ns() / 1000000 + 10000, &err) != RB_OK)
+        die("rb_conn_connect: %s", err.msg);
+    return bc;
+}
+
+void party_conn_free(bench_conn *bc)
+{
+    if (bc == NULL)
+        return;
+    rb_conn_free(bc->c);
+    free(bc);
+}
+
+int party_wait(bench_conn *bc, const party_args *a, party_outcome *out,
+               char *why, size_t whylen)
+{
+    rb_wait_opts o = RB_WAIT_OPTS_INIT;
+    rb_wait_result res;
+    rb_error err;
+    int rc;
+
+    o.name = a->name;
+    o.n = a->n;
+    o.id = a->id;
+    o.timeout_s = a->timeout_s;
+    o.ttl_s = a->ttl_s;
+    memset(&res, 0, sizeof(res));
+    rc = rb_barrier_wait(&res, bc->c, &o, &err);
+    if (rc == RB_OK && out) {
+        out->gen = res.gen;
+        out->completed = res.completed;
+    }
+    rb_wait_result_clear(&res);
+    if (rc != RB_OK) {
+        snprintf(why, whylen, "%.500s", err.msg);
+        return -1;
+    }
+    return 0;
+}
