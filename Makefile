@@ -196,6 +196,17 @@ bench: all $(BUILD)/bench/rb_bench
 lint-lua:
 	$(Q)sh tools/lint-lua.sh $(LUA)
 
+# The protocol models (tests/model, doc/PROTOCOL.md): spin -a, cc, pan on
+# every configuration, each search exhaustive (no bit-state hashing; the
+# bounds are the number of parties, crashes, lost replies and rounds each
+# configuration allows); about a minute on 2 cores. Not part of `make test`.
+# `make model-mutants` seeds known protocol bugs and fails if spin misses one.
+.PHONY: model model-mutants
+model:
+	$(Q)sh tests/model/run.sh $(BUILD)/model
+model-mutants:
+	$(Q)sh tests/model/run.sh --mutants $(BUILD)/model
+
 # Only the build directory in use (make clean BUILD=build/asan; the default
 # build/ holds the asan and valgrind builds too).
 clean:
