@@ -50,12 +50,16 @@ failed-arrival-not-withdrawn   barrier safety -DMUT_NO_WITHDRAW -DN=2 -DLOSSES=1
 release-after-outcome          barrier safety -DMUT_RELEASE_NO_CHECK -DN=2 -DONCE=3 -DSIGNALS=1 -DCRASHES=0 -DLOSSES=0
 '
 if [ -f "$here/job.pml" ]; then
-	configs="$configs$(cat "$here/job.configs")"
-	mutant_list="$mutant_list$(cat "$here/job.mutants")"
+	configs="$configs
+$(cat "$here/job.configs")"
+	mutant_list="$mutant_list
+$(cat "$here/job.mutants")"
 fi
 if [ -f "$here/lock.pml" ]; then
-	configs="$configs$(cat "$here/lock.configs")"
-	mutant_list="$mutant_list$(cat "$here/lock.mutants")"
+	configs="$configs
+$(cat "$here/lock.configs")"
+	mutant_list="$mutant_list
+$(cat "$here/lock.mutants")"
 fi
 
 # run NAME MODEL MODE SWITCHES...: prints pan's summary in $dir/pan.out;
