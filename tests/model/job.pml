@@ -12,11 +12,11 @@
  *   FAILS    CMDs that may fail          CRASHES  runners that may die
  *   SIGNALS  runners interrupted (or an entering meeting timed out)
  *   STALE    a killed CMD that still reaches X once after the break
+ *   TERM     check termination (pan -a -f), with JOB_LATE_CRASH
  * Seeded bugs: MUT_JOB_BREAK_NO_X (the break does not reach the job's
  *   barrier), MUT_X_NO_JOB_CHECK (a job's barrier does not check the
- *   attempt). MUT_JOB_HB_NO_LEASE (a runner's heartbeat does not look at
- *   the other members' leases) is a switch only: it needs a liveness
- *   check this model does not have yet.
+ *   attempt), MUT_JOB_HB_NO_LEASE (a runner's heartbeat does not look at
+ *   the other members' leases: caught by termination).
  */
 
 #ifndef M
@@ -144,18 +144,41 @@ inline jheartbeat(a)
 	}
 }
 
-#define CRASH atomic { crashes > 0 -> crashes--; jexp = jexp | B(p) }
+/* JOB_LATE_CRASH: a runner dies only once its attempt's entering round
+ * is full (termination assumes every runner enters the first time: the
+ * first entering meeting waits as long as --timeout says, 0 = forever) */
+#ifdef JOB_LATE_CRASH
+#define CRASH_OK (ent[a] == ALL)
+#else
+#define CRASH_OK true
+#endif
+#define CRASH atomic { CRASH_OK && crashes > 0 -> crashes--; jexp = jexp | B(p) }
+/* re-entering ends after 5 minutes even with --timeout 0: REENTER slices */
+#ifndef REENTER
+#define REENTER 2
+#endif
+byte ended;          /* runners that are done (or dead) */
 
 proctype Member(byte p)
 {
-	byte a, hres, xrd, q;
+	byte a, hres, xrd, q, sl;
 
 enter:
-	atomic { a = att; ent[a] = ent[a] | B(p); jexp = jexp & ~B(p) }
+	atomic { a = att; ent[a] = ent[a] | B(p); jexp = jexp & ~B(p); sl = 0 }
 	do
 	:: ent[a] == ALL -> break                 /* the entering round */
 	:: jout[a] != NONE -> goto broken
-	:: jheartbeat(a);
+#ifdef TERM
+	:: a > 0 && sl >= REENTER ->              /* re-entering timed out */
+		atomic { jbreak(a) }; goto broken
+	:: atomic {    /* a slice runs out only while the round is not full */
+		ent[a] != ALL && (a == 0 || sl < REENTER) ->
+		sl = sl + (a > 0 -> 1 : 0)
+	   } ->
+#else
+	:: ent[a] != ALL ->
+#endif
+		jheartbeat(a);
 		if
 		:: hres != NONE -> goto broken
 		:: else
@@ -181,8 +204,8 @@ enter:
 		xout[xrd] == NONE ->
 		/* job: a waiting member learns of the break at once */
 		assert(jout[a] == NONE)
-	   }
-	:: jheartbeat(a);                          /* the runner, meanwhile */
+	   };
+		jheartbeat(a);                         /* the runner, meanwhile */
 		if
 		:: hres != NONE -> goto broken         /* stop CMD */
 		:: else
@@ -213,7 +236,12 @@ cmd_done:
 	do
 	:: jout[a] == OK -> goto stop              /* all left together */
 	:: jout[a] == BRK -> goto broken
-	:: jheartbeat(a)
+	:: jout[a] == NONE -> jheartbeat(a);
+		if
+		:: hres == OK -> goto stop
+		:: hres == BRK -> goto broken
+		:: else
+		fi
 	:: CRASH -> goto dead
 	od;
 broken:
@@ -230,7 +258,11 @@ broken:
 	fi;
 dead:
 stop:
+#ifdef TERM
+	ended++
+#else
 	skip
+#endif
 }
 
 init
@@ -242,3 +274,8 @@ init
 		}
 	}
 }
+
+#ifdef TERM
+/* termination: every runner ends (done, broken, or dead) */
+ltl term { <> (ended == M) }
+#endif
