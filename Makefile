@@ -198,9 +198,10 @@ lint-lua:
 
 # The protocol models (tests/model, doc/PROTOCOL.md): spin -a, cc, pan on
 # every configuration, each search exhaustive (no bit-state hashing; the
-# bounds are the number of parties, crashes, lost replies and rounds each
-# configuration allows); about a minute on 2 cores. Not part of `make test`.
-# `make model-mutants` seeds known protocol bugs and fails if spin misses one.
+# bounds are the parties, crashes, lost replies, signals and rounds each
+# configuration allows); 1 to 3 minutes on 2 busy cores, most of it
+# compiling pan.c. Not part of `make test`. `make model-mutants` seeds
+# known protocol bugs and fails if spin misses one (about a minute).
 .PHONY: model model-mutants
 model:
 	$(Q)sh tests/model/run.sh $(BUILD)/model
