@@ -205,6 +205,18 @@ bench-smoke: all $(BUILD)/bench/rb_bench
 lint-lua:
 	$(Q)sh tools/lint-lua.sh $(LUA)
 
+# The protocol models (tests/model, doc/PROTOCOL.md): spin -a, cc, pan on
+# every configuration, each search exhaustive (no bit-state hashing; the
+# bounds are the parties, crashes, lost replies, signals and rounds each
+# configuration allows); 1 to 3 minutes on 2 busy cores, most of it
+# compiling pan.c. Not part of `make test`. `make model-mutants` seeds
+# known protocol bugs and fails if spin misses one (about a minute).
+.PHONY: model model-mutants
+model:
+	$(Q)sh tests/model/run.sh $(BUILD)/model
+model-mutants:
+	$(Q)sh tests/model/run.sh --mutants $(BUILD)/model
+
 # Only the build directory in use (make clean BUILD=build/asan; the default
 # build/ holds the asan and valgrind builds too).
 clean:

@@ -1,0 +1,281 @@
+/*
+ * The job protocol of rbarrier (DESIGN.md "Jobs": `rbarrier run`), as the
+ * design specifies it (not implemented yet): M runners meet (the entering
+ * round), each runs CMD while it holds a membership lease, CMD meets the
+ * others at a barrier X bound to the job (rb:b:{JOB}:X), then all leave
+ * together (the leaving round). A member that fails breaks the job; with
+ * --restarts K the survivors meet again in the next attempt. Each script is
+ * one atomic step; a member (runner + its CMD) is one process.
+ * doc/PROTOCOL.md maps each step to the design text.
+ *
+ *   M        members (2..3)             K        --restarts
+ *   FAILS    CMDs that may fail          CRASHES  runners that may die
+ *   SIGNALS  runners interrupted (or an entering meeting timed out)
+ *   STALE    a killed CMD that still reaches X once after the break
+ *   TERM     check termination (pan -a -f), with JOB_LATE_CRASH
+ * Seeded bugs: MUT_JOB_BREAK_NO_X (the break does not reach the job's
+ *   barrier), MUT_X_NO_JOB_CHECK (a job's barrier does not check the
+ *   attempt), MUT_JOB_HB_NO_LEASE (a runner's heartbeat does not look at
+ *   the other members' leases: caught by termination).
+ */
+
+#ifndef M
+#define M 2
+#endif
+#ifndef K
+#define K 1
+#endif
+#ifndef FAILS
+#define FAILS 1
+#endif
+#ifndef CRASHES
+#define CRASHES 1
+#endif
+#ifndef SIGNALS
+#define SIGNALS 0
+#endif
+#ifndef STALE
+#define STALE 1
+#endif
+
+#define NA (K + 1)           /* attempts 0..K */
+#define NX (M * NA + M + 2)  /* rounds of X */
+#define ALL ((1 << M) - 1)
+#define B(p) (1 << (p))
+#define POP(m) (((m) & 1) + (((m) >> 1) & 1) + (((m) >> 2) & 1))
+#define TAKE(x) atomic { x > 0 -> x-- }
+
+#define NONE 0
+#define OK   1
+#define BRK  2
+
+/* ---- Redis: rb:j:{JOB} and the job's barrier rb:b:{JOB}:X ---- */
+byte att;            /* the job's current attempt (RBARRIER_RESTART) */
+byte ent[NA];        /* entering round of each attempt: members in */
+byte left[NA];       /* leaving round: members whose CMD exited 0 */
+byte jout[NA];       /* the attempt's outcome: done (OK) or broken */
+byte jexp;           /* members whose membership lease has passed */
+byte xg = 1;         /* X's open round */
+byte xin[NX];        /* X's rounds: members */
+byte xout[NX];       /* X's rounds: outcome */
+
+/* ---- environment ---- */
+byte fails = FAILS;
+byte crashes = CRASHES;
+byte signals = SIGNALS;
+byte stale = STALE;
+
+/* ---- ghosts ---- */
+byte xma[M];         /* the attempt of each member's last X arrival */
+bit failed[NA];      /* a member of the attempt failed */
+byte cmdok[NA];      /* members whose CMD exited 0 in the attempt */
+
+/* the job's break: one script reaches the job and its barrier's open
+ * round (same hash tag), and moves the job to its next attempt */
+inline jbreak(a)
+{
+	if
+	:: jout[a] == NONE ->
+		jout[a] = BRK;
+#ifndef MUT_JOB_BREAK_NO_X
+		if
+		:: xin[xg] != 0 && xout[xg] == NONE -> xout[xg] = BRK; xg++
+		:: else
+		fi;
+#endif
+		if
+		:: att == a && a < K -> att++
+		:: else
+		fi
+	:: else
+	fi
+}
+
+/* X's arrival inside the job (arrive with the job's attempt) */
+inline xarrive(a)
+{
+	atomic {
+		if
+#ifndef MUT_X_NO_JOB_CHECK
+		:: jout[a] != NONE || a != att -> hres = BRK  /* fails at once */
+#endif
+		:: else ->
+			xrd = xg;
+			/* no arrival of another attempt counts in this round */
+			for (q : 0 .. M - 1) {
+				if
+				:: xin[xrd] & B(q) -> assert(xma[q] == a)
+				:: else
+				fi
+			}
+			xma[p] = a;
+			xin[xrd] = xin[xrd] | B(p);
+			if
+			:: POP(xin[xrd]) == M ->
+				/* job: no barrier of a broken attempt passes */
+				assert(jout[a] == NONE);
+				xout[xrd] = OK;
+				xg++;
+				hres = OK
+			:: else -> hres = NONE
+			fi
+		fi
+	}
+}
+
+/* the runner's heartbeat: renew this membership, break the job if a
+ * member's lease has passed */
+inline jheartbeat(a)
+{
+	atomic {
+		if
+		:: jout[a] != NONE -> hres = jout[a]
+		:: else ->
+			jexp = jexp & ~B(p);
+#ifndef MUT_JOB_HB_NO_LEASE
+			if
+			:: (ent[a] & jexp) != 0 -> jbreak(a); hres = BRK
+			:: else -> hres = NONE
+			fi
+#else
+			hres = NONE
+#endif
+		fi
+	}
+}
+
+/* JOB_LATE_CRASH: a runner dies only once its attempt's entering round
+ * is full (termination assumes every runner enters the first time: the
+ * first entering meeting waits as long as --timeout says, 0 = forever) */
+#ifdef JOB_LATE_CRASH
+#define CRASH_OK (ent[a] == ALL)
+#else
+#define CRASH_OK true
+#endif
+#define CRASH atomic { CRASH_OK && crashes > 0 -> crashes--; jexp = jexp | B(p) }
+/* re-entering ends after 5 minutes even with --timeout 0: REENTER slices */
+#ifndef REENTER
+#define REENTER 2
+#endif
+byte ended;          /* runners that are done (or dead) */
+
+proctype Member(byte p)
+{
+	byte a, hres, xrd, q, sl;
+
+enter:
+	atomic { a = att; ent[a] = ent[a] | B(p); jexp = jexp & ~B(p); sl = 0 }
+	do
+	:: ent[a] == ALL -> break                 /* the entering round */
+	:: jout[a] != NONE -> goto broken
+#ifdef TERM
+	:: a > 0 && sl >= REENTER ->              /* re-entering timed out */
+		atomic { jbreak(a) }; goto broken
+	:: atomic {    /* a slice runs out only while the round is not full */
+		ent[a] != ALL && (a == 0 || sl < REENTER) ->
+		sl = sl + (a > 0 -> 1 : 0)
+	   } ->
+#else
+	:: ent[a] != ALL ->
+#endif
+		jheartbeat(a);
+		if
+		:: hres != NONE -> goto broken
+		:: else
+		fi
+	:: TAKE(signals) -> atomic { jbreak(a) }; goto broken
+	:: CRASH -> goto dead
+	od;
+
+	/* CMD runs: it meets the others at X, then exits 0 (or fails) */
+	xarrive(a);
+	if
+	:: hres == BRK -> assert(jout[a] != NONE); goto broken
+	:: hres == OK -> goto cmd_done
+	:: else
+	fi;
+	do
+	:: xout[xrd] != NONE ->                     /* X's blocking wait */
+		if
+		:: xout[xrd] == OK -> break
+		:: else -> assert(jout[a] != NONE); goto broken
+		fi
+	:: atomic {                                /* X's heartbeat */
+		xout[xrd] == NONE ->
+		/* job: a waiting member learns of the break at once */
+		assert(jout[a] == NONE)
+	   };
+		jheartbeat(a);                         /* the runner, meanwhile */
+		if
+		:: hres != NONE -> goto broken         /* stop CMD */
+		:: else
+		fi
+	:: TAKE(fails) ->                          /* CMD killed meanwhile */
+		atomic { failed[a] = 1; jbreak(a) }; goto broken
+	:: CRASH -> goto dead
+	od;
+cmd_done:
+	if
+	:: TAKE(fails) -> atomic { failed[a] = 1; jbreak(a) }; goto broken
+	:: true ->                                 /* CMD exited 0: leave */
+	   atomic {
+		if
+		:: jout[a] == NONE ->
+			cmdok[a] = cmdok[a] | B(p);
+			left[a] = left[a] | B(p);
+			if
+			:: left[a] == ALL ->
+				assert(!failed[a] && cmdok[a] == ALL);
+				jout[a] = OK
+			:: else
+			fi
+		:: else
+		fi
+	   }
+	fi;
+	do
+	:: jout[a] == OK -> goto stop              /* all left together */
+	:: jout[a] == BRK -> goto broken
+	:: jout[a] == NONE -> jheartbeat(a);
+		if
+		:: hres == OK -> goto stop
+		:: hres == BRK -> goto broken
+		:: else
+		fi
+	:: CRASH -> goto dead
+	od;
+broken:
+	/* the CMD of this attempt is being killed; it may still reach X */
+	if
+	:: TAKE(stale) ->
+		xarrive(a);
+		hres = NONE
+	:: true
+	fi;
+	if
+	:: a < K -> goto enter                     /* --restarts */
+	:: else -> goto stop                       /* exit 3 */
+	fi;
+dead:
+stop:
+#ifdef TERM
+	ended++
+#else
+	skip
+#endif
+}
+
+init
+{
+	byte i;
+	atomic {
+		for (i : 0 .. M - 1) {
+			run Member(i)
+		}
+	}
+}
+
+#ifdef TERM
+/* termination: every runner ends (done, broken, or dead) */
+ltl term { <> (ended == M) }
+#endif

@@ -1,0 +1,211 @@
+/*
+ * The lock of rbarrier (DESIGN.md "Locks": `rbarrier lock`), as the design
+ * specifies it (not implemented yet): K slots, waiters served first come
+ * first served, a holder's lease renewed while CMD runs, a dead holder's
+ * slot freed once its lease has passed, a fencing token that grows with
+ * every grant. Each script is one atomic step, each party one process.
+ *
+ *   P        parties (2..3)          KS       slots (--max)
+ *   CRASHES  parties that may die    STALLS   holders cut off past their lease
+ *   SIGNALS  waiters that give up (--timeout, a signal)
+ *   INFLIGHT a write of a holder cut off that reaches the store late
+ * Seeded bugs: MUT_LOCK_NO_SLOT_CHECK (a grant does not count the
+ *   holders), MUT_TOKEN_NO_GROW (the token does not grow with a grant),
+ *   MUT_LOCK_NO_SELF_STOP (a holder that cannot renew keeps CMD running).
+ */
+
+#ifndef P
+#define P 3
+#endif
+#ifndef KS
+#define KS 1
+#endif
+#ifndef CRASHES
+#define CRASHES 1
+#endif
+#ifndef STALLS
+#define STALLS 1
+#endif
+#ifndef SIGNALS
+#define SIGNALS 1
+#endif
+#ifndef INFLIGHT
+#define INFLIGHT 1
+#endif
+
+#define B(p) (1 << (p))
+#define POP(m) (((m) & 1) + (((m) >> 1) & 1) + (((m) >> 2) & 1))
+#define TAKE(x) atomic { x > 0 -> x-- }
+
+/* ---- Redis: rb:l:{NAME} ---- */
+byte holders;        /* who holds a slot */
+byte expd;           /* parties whose lease has passed */
+byte queue[P];       /* the waiters, first come first */
+byte qlen;
+byte token;          /* the last fencing token granted */
+byte tok[P];         /* each holder's token */
+
+/* ---- the store CMD writes to, refusing a token older than it saw ---- */
+byte store_tok;
+byte store_who;
+
+/* ---- environment ---- */
+byte crashes = CRASHES;
+byte stalls = STALLS;
+byte signals = SIGNALS;
+byte inflight = INFLIGHT;
+
+/* ---- ghosts ---- */
+byte running;        /* CMDs running (of parties that believe they hold) */
+byte granted;        /* grants so far */
+
+/* Drop every holder and waiter whose lease has passed, then grant free
+ * slots to the waiters in order. Every lock script starts with this. */
+inline settle()
+{
+	holders = holders & ~expd;
+	i = 0;
+	do
+	:: i < qlen && (expd & B(queue[i])) ->
+		for (j : i .. qlen - 2) {
+			queue[j] = queue[j + 1]
+		}
+		qlen--; queue[qlen] = 0
+	:: i < qlen && !(expd & B(queue[i])) -> i++
+	:: i >= qlen -> break
+	od;
+	do
+#ifndef MUT_LOCK_NO_SLOT_CHECK
+	:: POP(holders) < KS && qlen > 0 ->
+#else
+	:: qlen > 0 ->
+#endif
+		h = queue[0];
+		for (j : 0 .. qlen - 2) {
+			queue[j] = queue[j + 1]
+		}
+		qlen--; queue[qlen] = 0;
+		holders = holders | B(h);
+#ifndef MUT_TOKEN_NO_GROW
+		token++;
+#else
+		if
+		:: granted == 0 -> token++
+		:: else
+		fi;
+#endif
+		/* fencing: every grant's token is larger than every earlier one */
+		assert(token > tok[h]);
+		tok[h] = token;
+		granted++;
+		/* mutual exclusion in Redis: at most KS holders */
+		assert(POP(holders) <= KS)
+	:: else -> break
+	od;
+	i = 0; j = 0; h = 0
+}
+
+proctype Party(byte p)
+{
+	byte i, j, h;
+	bit lost;
+
+	atomic {                      /* acquire: join the queue */
+		expd = expd & ~B(p);
+		queue[qlen] = p;
+		qlen++;
+		settle()
+	}
+	do
+	:: holders & B(p) -> break    /* woken: this party holds a slot */
+	:: atomic {                   /* a waiter's heartbeat */
+		!(holders & B(p)) -> expd = expd & ~B(p); settle()
+	   }
+	:: TAKE(signals) ->           /* gives up: leave the queue or the slot */
+		atomic {
+			expd = expd | B(p);
+			settle();
+			expd = expd & ~B(p)
+		}
+		goto stop
+	:: atomic { crashes > 0 -> crashes--; expd = expd | B(p) } -> goto stop
+	od;
+
+	/* holding: CMD runs, with RBARRIER_LOCK_TOKEN */
+	atomic {
+		running++;
+		/* mutual exclusion: at most KS commands run at once */
+		assert(running <= KS)
+	}
+	do
+	:: atomic {                   /* CMD writes to the store */
+		skip;
+		if
+		:: tok[p] >= store_tok ->
+			/* fencing: no two holders' writes under one token */
+			assert(tok[p] > store_tok || store_who == p);
+			store_tok = tok[p];
+			store_who = p
+		:: else                   /* refused: a newer holder wrote */
+		fi
+	   }
+	:: atomic {                   /* renew while CMD runs */
+		skip;
+		if
+		:: holders & B(p) -> expd = expd & ~B(p)
+		:: else -> lost = 1; running--   /* lost the slot: stop CMD, exit 3 */
+		fi
+	   };
+		if
+		:: lost -> goto stop
+		:: else
+		fi
+	:: atomic {                   /* CMD done: release */
+		running--;
+		holders = holders & ~B(p);
+		settle()
+	   }; goto stop
+	:: atomic { stalls > 0 -> stalls--;
+		/* cut off from Redis: the lease passes; the holder stops CMD
+		 * by its own clock before it runs out */
+		expd = expd | B(p);
+#ifndef MUT_LOCK_NO_SELF_STOP
+		running--
+#endif
+	   } ->
+		/* a write it sent before may still reach the store */
+		if
+		:: atomic { inflight > 0 -> inflight-- } ->
+			atomic {
+				if
+				:: tok[p] >= store_tok ->
+					assert(tok[p] > store_tok || store_who == p);
+					store_tok = tok[p];
+					store_who = p
+				:: else
+				fi
+			}
+		:: true
+		fi;
+#ifdef MUT_LOCK_NO_SELF_STOP
+		/* ... keeps running until the others have taken the slot */
+		(holders != 0 && !(holders & B(p))) || qlen == 0;
+		running--;
+#endif
+		goto stop
+	:: atomic { crashes > 0 -> crashes--; expd = expd | B(p); running-- } ->
+		goto stop
+	od;
+stop:
+	skip
+}
+
+init
+{
+	byte n;
+	atomic {
+		for (n : 0 .. P - 1) {
+			run Party(n)
+		}
+	}
+}
