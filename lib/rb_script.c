@@ -13,7 +13,7 @@
 #define RB_SCRIPT_ARGS_MAX 16
 
 int rb_script__run(rb_conn *c, rb_script_id id, const char *const *keys,
-                   const char *const *args, int nargs, const rb_call *call,
+                   const char *const *args, int nargs, rb_call *call,
                    redisReply **out, rb_error *err)
 {
     const rb_script *s = &rb_scripts[id];
@@ -43,7 +43,7 @@ int rb_script__run(rb_conn *c, rb_script_id id, const char *const *keys,
         lens[i] = strlen(argv[i]);
 
     rc = rb_conn__call(c, argc, argv, lens, call, out, err);
-    if (rc == RB_EREDIS && strncmp(err->msg, "NOSCRIPT", 8) == 0) {
+    if (rc == RB_EREDIS && call->reply_err == RB_REPLY_NOSCRIPT) {
         argv[0] = "EVAL";
         lens[0] = 4;
         argv[1] = s->source;
