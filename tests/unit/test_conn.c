@@ -312,6 +312,127 @@ static void test_nobody_listening_fails_at_once(void **state)
     assert_true(took < 1000);
 }
 
+/* A stand-in that never finishes its reply: after the first read it writes
+ * head, then drip every interval_ms, for as long as the client listens. */
+static pid_t serve_unfinished(const char *head, const char *drip,
+                              int interval_ms)
+{
+    struct sockaddr_un sun;
+    int l;
+    pid_t pid;
+
+    fresh_paths();
+    memset(&sun, 0, sizeof(sun));
+    sun.sun_family = AF_UNIX;
+    strcpy(sun.sun_path, sock_path);
+    l = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(l >= 0);
+    assert_int_equal(bind(l, (struct sockaddr *)&sun, sizeof(sun)), 0);
+    assert_int_equal(listen(l, 8), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() == 1)
+            _exit(0);
+        for (;;) {
+            int c = accept(l, NULL, NULL);
+            char buf[4096];
+
+            if (c < 0)
+                _exit(0);
+            if (read(c, buf, sizeof(buf)) > 0 &&
+                write(c, head, strlen(head)) >= 0) {
+                while (drip[0] && write(c, drip, strlen(drip)) > 0)
+                    usleep((useconds_t)interval_ms * 1000);
+                /* Silence: hold the connection until the client drops it. */
+                while (read(c, buf, sizeof(buf)) > 0)
+                    ;
+            }
+            close(c);
+        }
+    }
+    close(l);
+    return pid;
+}
+
+/* Whatever the reply looks like, the wait for it ends by the call's
+ * deadline (plus the reply grace): an endless status line, a trickle of
+ * bytes, a bulk header and then silence. */
+static void test_unfinished_reply_ends_by_deadline(void **state)
+{
+    static const struct {
+        const char *what, *head, *drip;
+        int interval_ms;
+    } cases[] = {
+        { "endless status line", "+", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 5 },
+        { "trickle", "+O", "K", 100 },
+        { "bulk header, then silence", "$100\r\nab", "", 0 },
+        { "array header, then silence", "*3\r\n:1\r\n", "", 0 },
+    };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char text[160];
+        rb_url url;
+        rb_conn *c = NULL;
+        rb_conn_opts o = RB_CONN_OPTS_INIT;
+        redisReply *r = NULL;
+        rb_error err;
+        pid_t pid = serve_unfinished(cases[i].head, cases[i].drip,
+                                     cases[i].interval_ms);
+        long long t0, took;
+        int rc;
+
+        snprintf(text, sizeof(text), "unix://%s", sock_path);
+        assert_int_equal(rb_url_parse(&url, text, &err), RB_OK);
+        /* A long command timeout: only the deadline may end the wait. */
+        o.command_timeout_ms = 60000;
+        assert_int_equal(rb_conn_new(&c, &url, &o, &err), RB_OK);
+        t0 = rb_now_ms();
+        rc = ping(c, rb_deadline__within(t0, 1000), &r, &err);
+        took = rb_now_ms() - t0;
+        rb_conn_free(c);
+        stop(pid);
+        if (rc != RB_EUNREACHABLE)
+            fail_msg("%s: rc %d (%s)", cases[i].what, rc, err.msg);
+        /* The deadline (1 s) plus RB_REPLY_GRACE_MS, with room for a
+         * loaded machine or memcheck; 60 s would mean it was not bounded. */
+        if (took < 1000 || took > 1000 + RB_REPLY_GRACE_MS + 5000)
+            fail_msg("%s: ended after %lld ms", cases[i].what, took);
+        if (strstr(err.msg, "no reply") == NULL)
+            fail_msg("%s: '%s'", cases[i].what, err.msg);
+    }
+}
+
+/* A reply the reader refuses (an array longer than any Redis sends) ends
+ * the call at once as a protocol error, not by the deadline. */
+static void test_huge_bulk_refused(void **state)
+{
+    char text[160];
+    rb_url url;
+    rb_conn *c = NULL;
+    redisReply *r = NULL;
+    rb_error err;
+    pid_t pid = serve_unfinished("*99999999999999\r\n", "", 0);
+    long long t0, took;
+    int rc;
+
+    (void)state;
+    snprintf(text, sizeof(text), "unix://%s", sock_path);
+    assert_int_equal(rb_url_parse(&url, text, &err), RB_OK);
+    assert_int_equal(rb_conn_new(&c, &url, NULL, &err), RB_OK);
+    t0 = rb_now_ms();
+    rc = ping(c, rb_deadline__within(t0, 20000), &r, &err);
+    took = rb_now_ms() - t0;
+    rb_conn_free(c);
+    stop(pid);
+    assert_int_equal(rc, RB_EPROTO);
+    assert_true(took < 10000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -321,6 +442,8 @@ int main(void)
         cmocka_unit_test(test_cut_first_connection_is_retried),
         cmocka_unit_test(test_always_cut_fails_after_a_few_tries),
         cmocka_unit_test(test_nobody_listening_fails_at_once),
+        cmocka_unit_test(test_unfinished_reply_ends_by_deadline),
+        cmocka_unit_test(test_huge_bulk_refused),
     };
 
     signal(SIGPIPE, SIG_IGN);
