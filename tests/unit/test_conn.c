@@ -433,6 +433,56 @@ static void test_huge_bulk_refused(void **state)
     assert_true(took < 10000);
 }
 
+/* An options struct of a version this library does not know is refused
+ * before anything is set up (a program built against a newer header). */
+static void test_unknown_opts_version_refused(void **state)
+{
+    rb_url url;
+    rb_conn *c = NULL;
+    rb_conn_opts o = RB_CONN_OPTS_INIT;
+    rb_tls_opts t = RB_TLS_OPTS_INIT;
+    rb_error err;
+
+    (void)state;
+    assert_int_equal(o.version, RB_CONN_OPTS_VERSION);
+    assert_int_equal(rb_url_parse(&url, "redis://127.0.0.1:1", &err), RB_OK);
+    o.version = RB_CONN_OPTS_VERSION + 1;
+    assert_int_equal(rb_conn_new(&c, &url, &o, &err), RB_EINVAL);
+    assert_null(c);
+    assert_non_null(strstr(err.msg, "version"));
+    o.version = 0;
+    assert_int_equal(rb_conn_new(&c, &url, &o, &err), RB_EINVAL);
+    /* The TLS options too, for a rediss:// URL. */
+    assert_int_equal(rb_url_parse(&url, "rediss://127.0.0.1:1", &err),
+                     RB_OK);
+    o = (rb_conn_opts)RB_CONN_OPTS_INIT;
+    t.version = 0;
+    o.tls = &t;
+    assert_int_equal(rb_conn_new(&c, &url, &o, &err), RB_EINVAL);
+    assert_null(c);
+    t = (rb_tls_opts)RB_TLS_OPTS_INIT;
+    assert_int_equal(rb_conn_new(&c, &url, &o, &err), RB_OK);
+    rb_conn_free(c);
+}
+
+static void test_version_and_strerror(void **state)
+{
+    char want[32];
+    int code;
+
+    (void)state;
+    snprintf(want, sizeof(want), "%d.%d.%d", RB_VERSION_MAJOR,
+             RB_VERSION_MINOR, RB_VERSION_PATCH);
+    assert_string_equal(rb_version(), want);
+    assert_string_equal(RB_VERSION, want);
+    for (code = RB_EPROTO; code <= RB_OK; code++) {
+        assert_non_null(rb_strerror(code));
+        assert_string_not_equal(rb_strerror(code), "unknown error code");
+    }
+    assert_string_equal(rb_strerror(RB_EPROTO - 1), "unknown error code");
+    assert_string_equal(rb_strerror(1), "unknown error code");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -444,6 +494,8 @@ int main(void)
         cmocka_unit_test(test_nobody_listening_fails_at_once),
         cmocka_unit_test(test_unfinished_reply_ends_by_deadline),
         cmocka_unit_test(test_huge_bulk_refused),
+        cmocka_unit_test(test_unknown_opts_version_refused),
+        cmocka_unit_test(test_version_and_strerror),
     };
 
     signal(SIGPIPE, SIG_IGN);
