@@ -365,7 +365,12 @@ static rb_node_io exchange(rb_conn *c, int idx, int asking, int argc,
     if (r[main_at]->type == REDIS_REPLY_ERROR) {
         *a = A_ERROR;
         *kind = rb_reply__classify(r[main_at]->str);
-        rb_error__set(err, RB_EREDIS, "%s", r[main_at]->str);
+        rb_error__set(err, RB_EREDIS, "%.*s",
+                      (int)rb_reply__error_text(r[main_at]->str,
+                                                r[main_at]->len > 4096
+                                                    ? 4096
+                                                    : r[main_at]->len),
+                      r[main_at]->str);
     } else if (wait_at >= 0 && (r[wait_at]->type != REDIS_REPLY_INTEGER ||
                                 r[wait_at]->integer < c->opts.replicas)) {
         *a = A_ACKS;

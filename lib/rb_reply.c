@@ -327,3 +327,14 @@ int rb_reply__noperm_command(const char *msg, char *out, size_t len)
     out[i] = '\0';
     return i > 0;
 }
+
+size_t rb_reply__error_text(const char *msg, size_t len)
+{
+    /* An error a script raised ends in " script: <sha>, on
+     * @user_script:<line>.": where, not what; keep the what. */
+    const char *tail = strstr(msg, " script: ");
+
+    if (tail && strstr(tail, "@user_script") && (size_t)(tail - msg) < len)
+        return (size_t)(tail - msg);
+    return len;
+}

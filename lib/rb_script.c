@@ -50,13 +50,5 @@ int rb_script__run(rb_conn *c, rb_script_id id, const char *const *keys,
         lens[1] = s->length;
         rc = rb_conn__call(c, argc, argv, lens, call, out, err);
     }
-    if (rc == RB_EREDIS) {
-        /* An error a script raised ends in " script: <sha>, on
-         * @user_script:<line>.": where, not what; keep the what. */
-        char *tail = strstr(err->msg, " script: ");
-
-        if (tail && strstr(tail, "@user_script"))
-            *tail = '\0';
-    }
     return rc;
 }

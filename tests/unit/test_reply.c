@@ -379,6 +379,20 @@ static void test_classify_errors(void **state)
     }
 }
 
+static void test_error_text(void **state)
+{
+    static const char raised[] = "ERR damaged barrier state in rb:{x} "
+                                 "script: 0123abcd, on @user_script:84.";
+    static const char plain[] = "ERR no script: here";
+
+    (void)state;
+    /* A script's error loses where it was raised, not what it says. */
+    assert_int_equal(rb_reply__error_text(raised, strlen(raised)),
+                     strlen("ERR damaged barrier state in rb:{x}"));
+    assert_int_equal(rb_reply__error_text(plain, strlen(plain)),
+                     strlen(plain));
+}
+
 static void test_noperm_command(void **state)
 {
     char cmd[8];
@@ -409,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_reset_and_strings),
         cmocka_unit_test(test_classify_errors),
         cmocka_unit_test(test_noperm_command),
+        cmocka_unit_test(test_error_text),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
