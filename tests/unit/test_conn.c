@@ -1,5 +1,6 @@
 /* The node and the resend loop against a scripted stand-in server on a
- * unix socket (a forked child): the handshake goes out in one write, each
+ * unix socket (a forked child): the handshake goes out in one write (with
+ * the first command when no AUTH or SELECT gates it), each
  * "not now" reply is resent, an error reply is final, an EXACT deadline
  * ends a call that gets no reply at that deadline, and a first connection
  * cut during its handshake is tried again while nobody listening fails at
@@ -483,6 +484,46 @@ static void test_version_and_strerror(void **state)
     assert_string_equal(rb_strerror(1), "unknown error code");
 }
 
+/* Without AUTH or SELECT nothing gates the first command, so the rest of
+ * the hello (CLIENT SETNAME) rides in its write: one round trip, not two. */
+static void test_hello_rides_with_first_command(void **state)
+{
+    static const char *const replies[] = {
+        "+PONG\r\n+OK\r\n",          /* PING, then CLIENT SETNAME */
+        "+PONG\r\n",
+    };
+    pid_t pid = serve(replies, 2);
+    char text[160];
+    rb_url url;
+    rb_conn *c = NULL;
+    rb_conn_opts o = RB_CONN_OPTS_INIT;
+    redisReply *r = NULL;
+    rb_error err;
+    FILE *f;
+    char line[64];
+
+    (void)state;
+    snprintf(text, sizeof(text), "unix://%s", sock_path);
+    assert_int_equal(rb_url_parse(&url, text, &err), RB_OK);
+    o.client_name = "rbarrier:test";
+    assert_int_equal(rb_conn_new(&c, &url, &o, &err), RB_OK);
+    assert_int_equal(ping(c, rb_deadline__once(), &r, &err), RB_OK);
+    assert_string_equal(r->str, "PONG");
+    freeReplyObject(r);
+    /* The name is said once per connection, not with every command. */
+    assert_int_equal(ping(c, rb_deadline__once(), &r, &err), RB_OK);
+    freeReplyObject(r);
+    rb_conn_free(c);
+    f = fopen(log_path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof(line), f));
+    assert_string_equal(line, "2 hello\n");
+    assert_non_null(fgets(line, sizeof(line), f));
+    assert_string_equal(line, "1 call\n");
+    fclose(f);
+    stop(pid);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -496,6 +537,7 @@ int main(void)
         cmocka_unit_test(test_huge_bulk_refused),
         cmocka_unit_test(test_unknown_opts_version_refused),
         cmocka_unit_test(test_version_and_strerror),
+        cmocka_unit_test(test_hello_rides_with_first_command),
     };
 
     signal(SIGPIPE, SIG_IGN);
