@@ -134,9 +134,10 @@ typedef struct rb_call {
 /* Send one command and read its reply, reconnecting and resending after a
  * dropped connection or a "not now" reply (LOADING, BUSY, TRYAGAIN,
  * MASTERDOWN) as call->deadline allows; every command rbarrier sends is
- * safe to repeat. A handle that never connected first reaches Redis by
- * rb_deadline__reach(now, 0, opts.connect_timeout_ms).
- * A Redis error reply becomes RB_EREDIS with the server's text as message.
+ * safe to repeat (the rules: rb_router.c). A handle that never connected
+ * first reaches Redis by rb_deadline__reach(now, 0,
+ * opts.connect_timeout_ms). A Redis error reply becomes RB_EREDIS with the
+ * server's text as message, and its class in call->reply_err.
  * @param[out] out  the reply, freed by the caller with freeReplyObject
  * @return RB_OK, RB_EREDIS, RB_EUNREACHABLE, RB_ECANCELED, RB_EPROTO,
  *         RB_ETIMEOUT (an EXACT deadline passed) */
