@@ -101,7 +101,7 @@ int cli_connopts_apply(const cli_common *common, rb_url *url, rb_error *err)
                              RB_URL_USER_MAX);
         memcpy(url->user, vals[0], strlen(vals[0]) + 1);
     }
-    memset(&tls, 0, sizeof(tls));
+    tls = (rb_tls_opts)RB_TLS_OPTS_INIT;
     tls.cacert = vals[1];
     tls.cacertdir = vals[2];
     tls.cert = vals[3];

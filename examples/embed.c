@@ -53,12 +53,21 @@ int main(int argc, char **argv)
     if (argc == 6)
         rounds = strtol(argv[5], NULL, 10);
 
-    /* Every call fills err with one line; the library never prints. */
+    /* Built against one header, run against whatever library is
+     * installed: a different major version would not even have loaded. */
+    if (RB_VERSION_MAJOR != 1) {
+        fprintf(stderr, "embed: written for rbarrier 1.x, not %s\n",
+                rb_version());
+        return 2;
+    }
+    /* Every call fills err with one line; the library never prints. The
+     * options were declared with their _INIT macros, which set the version
+     * field a newer library checks. */
     if ((rc = rb_url_parse(&url, argv[1], &err)) != RB_OK ||
         (rc = rb_check_name(wopts.name, "name", &err)) != RB_OK ||
         (rc = rb_check_id(wopts.id, "id", &err)) != RB_OK ||
         (rc = rb_conn_new(&conn, &url, &copts, &err)) != RB_OK) {
-        fprintf(stderr, "embed: %s\n", err.msg);
+        fprintf(stderr, "embed: %s (%s)\n", err.msg, rb_strerror(rc));
         return exit_code(rc);
     }
     for (i = 0; i < rounds; i++) {

@@ -15,6 +15,7 @@
 
 #include "rb_acl.h"
 #include "rb_internal.h"
+#include "rb_reply.h"
 
 /* The key pattern a call's keys fall under: "<prefix>:*", taken from the
  * first argument shaped like "<prefix>:{...". */
@@ -35,37 +36,25 @@ static int key_pattern(char *out, size_t len, int argc, const char **argv,
     return 0;
 }
 
-static int starts(const char *s, const char *prefix)
+int rb_acl__explain(rb_error *err, rb_reply_err kind, const char *reply,
+                    int argc, const char **argv, const size_t *lens)
 {
-    return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
-int rb_acl__explain(rb_error *err, const char *reply, int argc,
-                    const char **argv, const size_t *lens)
-{
-    static const char run[] = "NOPERM this user has no permissions to run "
-                              "the '";
     char pattern[256], cmd[64];
-    size_t i;
 
-    if (starts(reply, run)) {
-        const char *name = reply + sizeof(run) - 1;
-
-        for (i = 0; i + 1 < sizeof(cmd) && name[i] && name[i] != '\''; i++)
-            cmd[i] = (char)tolower((unsigned char)name[i]);
-        cmd[i] = '\0';
+    switch (kind) {
+    case RB_REPLY_NOPERM_COMMAND:
+        if (!rb_reply__noperm_command(reply, cmd, sizeof(cmd)))
+            break;
         return rb_error__set(err, RB_EREDIS,
                              "Redis ACL refused the command '%s': grant the "
                              "user +%s (all rbarrier needs: %s)",
                              cmd, cmd, RB_ACL_COMMANDS);
-    }
-    if (strstr(reply, "can't run this command") != NULL)
+    case RB_REPLY_NOPERM_SCRIPT:
         return rb_error__set(err, RB_EREDIS,
                              "Redis ACL refused a command one of rbarrier's "
                              "scripts calls: grant the user %s",
                              RB_ACL_COMMANDS);
-    if ((starts(reply, "NOPERM") && strstr(reply, "keys") != NULL) ||
-        strstr(reply, "can't access at least one of the keys") != NULL) {
+    case RB_REPLY_NOPERM_KEYS:
         if (key_pattern(pattern, sizeof(pattern), argc, argv, lens))
             return rb_error__set(err, RB_EREDIS,
                                  "Redis ACL refused the keys %s: grant the "
@@ -73,8 +62,11 @@ int rb_acl__explain(rb_error *err, const char *reply, int argc,
         return rb_error__set(err, RB_EREDIS,
                              "Redis ACL refused a key: grant the user "
                              "~<prefix>:* (rb:* by default)");
+    default:
+        break;
     }
-    if (starts(reply, "NOPERM"))
-        return rb_error__set(err, RB_EREDIS, "Redis ACL: %s", reply + 7);
+    if (kind == RB_REPLY_NOPERM || kind == RB_REPLY_NOPERM_COMMAND)
+        return rb_error__set(err, RB_EREDIS, "Redis ACL: %s",
+                             reply[0] && reply[6] ? reply + 7 : reply);
     return RB_OK;
 }

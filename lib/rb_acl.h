@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "include/rbarrier.h"
+#include "rb_internal.h"
 
 /* Every command rbarrier sends or its scripts call, as ACL rules; the
  * README's ACL line is this list (tests/unit/test_acl.c checks both, and
@@ -17,11 +17,11 @@
     "+lrange +rpush +set +time +type +del +zadd +zcard +zrange "            \
     "+zrangebyscore +zscore"
 
-/* When reply is an ACL refusal (NOPERM, or a script's call refused), fill
- * err with one line naming what to grant: the command (+cmd), or the key
+/* When kind (rb_reply__classify of reply) is an ACL refusal, fill err
+ * with one line naming what to grant: the command (+cmd), or the key
  * pattern (~<prefix>:*) read from the call's keys. argv/lens: the call.
  * @return RB_EREDIS when it explained the reply, else RB_OK (err as was) */
-int rb_acl__explain(rb_error *err, const char *reply, int argc,
-                    const char **argv, const size_t *lens);
+int rb_acl__explain(rb_error *err, rb_reply_err kind, const char *reply,
+                    int argc, const char **argv, const size_t *lens);
 
 #endif

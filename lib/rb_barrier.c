@@ -165,14 +165,15 @@ static int bad_reply(const waiter *w, const char *script, rb_error *err)
 }
 
 /* A Redis error naming a key of the wrong type: say what repairs it. */
-static int script_failed(const char *name, int rc, rb_error *err)
+static int script_failed(const char *name, const rb_call *call, int rc,
+                         rb_error *err)
 {
-    if (rc == RB_EREDIS && strncmp(err->msg, "WRONGTYPE", 9) == 0)
+    if (rc == RB_EREDIS && call->reply_err == RB_REPLY_WRONGTYPE)
         return rb_error__set(err, RB_EREDIS, "%s: a key of this barrier "
                              "holds a value of the wrong type (not written "
                              "by rbarrier?); a reset of the barrier "
                              "removes it", name);
-    if (rc == RB_EREDIS && strncmp(err->msg, "ERR damaged ", 12) == 0) {
+    if (rc == RB_EREDIS && call->reply_err == RB_REPLY_DAMAGED) {
         char msg[sizeof(err->msg)];
 
         snprintf(msg, sizeof(msg), "%s", err->msg + 4);
@@ -374,7 +375,7 @@ static int arrive(waiter *w, rb_arrive_reply *a, rb_error *err)
     rc = rb_script__run(w->c, RB_SCRIPT_ARRIVE, keys, args,
                         o->value ? 8 : 7, &call, &r, err);
     if (rc != RB_OK)
-        return script_failed(o->name, rc, err);
+        return script_failed(o->name, &call, rc, err);
     rc = rb_reply__arrive(r, a);
     freeReplyObject(r);
     if (rc != RB_OK)
@@ -440,7 +441,7 @@ static int heartbeat(waiter *w, int *rc, rb_error *err)
     *rc = rb_script__run(w->c, RB_SCRIPT_HEARTBEAT, keys, args,
                          w->o->expect ? 6 : 5, &call, &r, err);
     if (*rc != RB_OK) {
-        *rc = script_failed(w->o->name, *rc, err);
+        *rc = script_failed(w->o->name, &call, *rc, err);
         return 1;
     }
     if (rb_reply__round(r, &rr) != RB_OK || rr.kind == RB_ROUND_BROKEN) {
@@ -506,7 +507,7 @@ static int block_slice(waiter *w, long long slice_ms, int last, int *rc,
         lens[i] = strlen(argv[i]);
     *rc = rb_conn__call(w->c, argc, argv, lens, &call, &r, err);
     if (*rc == RB_EREDIS && !rb_conn__no_blmove(w->c) &&
-        strstr(err->msg, "unknown command")) {
+        call.reply_err == RB_REPLY_UNKNOWN_COMMAND) {
         rb_conn__set_no_blmove(w->c);
         return block_slice(w, slice_ms, last, rc, err);
     }
@@ -588,7 +589,7 @@ static int release(waiter *w, rb_error *err)
     rc = rb_script__run(w->c, RB_SCRIPT_RELEASE, keys, args, 3, &call, &r,
                         err);
     if (rc != RB_OK)
-        return script_failed(w->o->name, rc, err);
+        return script_failed(w->o->name, &call, rc, err);
     if (rb_reply__round(r, &rr) != RB_OK || rr.kind != RB_ROUND_OUT)
         rc = bad_reply(w, "release", err);
     else
@@ -686,7 +687,7 @@ static int read_values(waiter *w, rb_error *err)
         lens[i] = strlen(argv[i]);
     rc = rb_conn__call(w->c, 4, argv, lens, &call, &r, err);
     if (rc != RB_OK)
-        return script_failed(w->o->name, rc, err);
+        return script_failed(w->o->name, &call, rc, err);
     if (rb_reply__strings(r, &items, &count) != RB_OK) {
         freeReplyObject(r);
         return bad_reply(w, "value list", err);
@@ -784,7 +785,7 @@ int rb_barrier_status(rb_status *out, rb_conn *c, const char *prefix,
         return rc;
     rc = rb_script__run(c, RB_SCRIPT_STATUS, keys, NULL, 0, &call, &r, err);
     if (rc != RB_OK)
-        return script_failed(name, rc, err);
+        return script_failed(name, &call, rc, err);
     rc = rb_reply__status(r, out);
     freeReplyObject(r);
     if (rc == RB_ENOMEM)

@@ -1,124 +1,68 @@
 /*
- * The router: which node serves a call, and one resend loop that decides
- * what each failure means. Nodes (rb_node.c) only connect and exchange;
- * every decision to try again is taken here, by one rule per failure:
+ * The connection handle and its one resend loop. A router (rb_router.h)
+ * picks the node for a call; the node connects and exchanges; when an
+ * attempt fails, rb_router__decide says what the failure means, and this
+ * loop does it: follow a redirect at once, or resend (reconnecting as
+ * needed) after a backoff for as long as the call's deadline allows.
+ * Connecting is one more attempt of the same loop: a refused connect is a
+ * failure like a dropped connection, under the same rules.
  *
- *   dropped connection, no connect   forget the route; resend as the
- *                                    deadline allows (before the first
- *                                    connection: once, or for 2 s when a
- *                                    server took it and cut it)
- *   LOADING, BUSY, TRYAGAIN,         "not now": resend as the deadline
- *   MASTERDOWN                       allows, to the same node
- *   CLUSTERDOWN                      the slot map is being rebuilt: the
- *                                    same, with a fresh map
- *   READONLY, UNBLOCKED              the node is no longer a master (a
- *                                    failover): forget the route, resend
- *   MOVED slot host:port             the slot lives there: remember it,
- *                                    switch to cluster routing, send there
- *   ASK slot host:port               this once, ASKING + the call there
- *   WAIT K short (--replicas)        resend as the deadline allows
- *   any other error reply            final: RB_EREDIS with its text
- *
- * A redirect is followed under any deadline: the command did not run. A
- * resend is safe only because every command rbarrier sends is idempotent or
- * carries a nonce (arrive, train): the scripts make a repeat harmless.
- *
- * Routes: the URL's one server (or its seeds, tried in turn); the cluster
- * slot of the call's key (CLUSTER SLOTS, refreshed after MOVED); or the
- * master the sentinels name (checked with ROLE, asked again after a
- * failover).
+ * Before a handle has ever connected, a failed attempt is retried by the
+ * handle's own rule (rb_deadline__reach: --connect-timeout, else once, so
+ * that a wrong URL fails at once), except that a server which took the
+ * connection and cut it is tried again for a moment (a restart, clients
+ * being killed).
  */
 #include "fmacros.h"
 
-#include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/random.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "rb_acl.h"
-#include "rb_node.h"
+#include "rb_reply.h"
+#include "rb_router.h"
 
-/* One connect attempt waits this long at most. */
-#define RB_CONNECT_ATTEMPT_MS 2000
 /* The unreachable notice comes after this long of failing. */
 #define RB_NOTICE_AFTER_MS 5000
-#define RB_NODES_MAX 64
-#define RB_SLOTS 16384
-#define RB_REDIRECTS_MAX 16
 /* How long one WAIT for replica acknowledgements may block. */
 #define RB_ACK_MAX_MS 1000
 /* The key an acknowledged write touches: next to the call's own key (same
  * slot), expiring on its own. */
 #define RB_ACK_SUFFIX ":ack"
 #define RB_ACK_TTL_MS "60000"
-
-typedef enum route_mode {
-    ROUTE_ONE,            /* the URL's server, or its seeds in turn */
-    ROUTE_CLUSTER,        /* the slot map */
-    ROUTE_SENTINEL        /* the master the sentinels name */
-} route_mode;
-
-struct rb_conn {
-    rb_url url;
-    rb_conn_opts opts;
-    char password[RB_URL_PASSWORD_MAX + 1];
-    int has_password;
-    char client_name[RB_URL_HOST_MAX + 1];
-    rb_tls_ctx *tls;
-    rb_stream_cfg stream;
-    route_mode mode;
-    rb_node *nodes[RB_NODES_MAX];     /* data nodes; the URL's seeds first */
-    int nnodes;
-    rb_node *sentinels[RB_URL_NODES_MAX];
-    int nsentinels;
-    int current;              /* ONE, SENTINEL: the serving node; -1: none */
-    short *slot_node;         /* CLUSTER: node index per slot; -1: unknown */
-    int map_stale;            /* CLUSTER: ask CLUSTER SLOTS before routing */
-    int probed;               /* ONE: asked whether it is a cluster */
-    int connected_once;       /* a drop now is retried as the call says */
-    int noticed;              /* on_unreachable was called */
-    int no_blmove;
-};
-
-long long rb_now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+/* A first connection cut after the server took it is tried this long. */
+#define RB_CUT_RETRY_MS 2000
 
 /* ---- the handle ------------------------------------------------------- */
 
-static int add_node(rb_conn *c, const char *host, int port, const char *path)
+static char *dup_str(const char *s)
 {
-    int i;
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
 
-    for (i = 0; i < c->nnodes; i++)
-        if (path == NULL && rb_node__is(c->nodes[i], host, port))
-            return i;
-    if (c->nnodes == RB_NODES_MAX)
-        return -1;
-    c->nodes[c->nnodes] = rb_node__new(host, port, path);
-    if (c->nodes[c->nnodes] == NULL)
-        return -1;
-    return c->nnodes++;
+    if (d)
+        memcpy(d, s, n);
+    return d;
 }
 
 int rb_conn_new(rb_conn **out, const rb_url *url, const rb_conn_opts *opts,
                 rb_error *err)
 {
-    rb_conn *c = calloc(1, sizeof(*c));
+    rb_conn *c;
     rb_conn_opts defaults = RB_CONN_OPTS_INIT;
+    const char *password = NULL;
     size_t i;
     int rc;
 
     *out = NULL;
+    if (opts && opts->version != RB_CONN_OPTS_VERSION)
+        return rb_error__set(err, RB_EINVAL, "rb_conn_opts version %u is "
+                             "not one this library knows (%d)",
+                             opts->version, RB_CONN_OPTS_VERSION);
+    c = calloc(1, sizeof(*c));
     if (c == NULL)
         return rb_error__set(err, RB_ENOMEM, "out of memory");
     c->url = *url;
@@ -130,31 +74,30 @@ int rb_conn_new(rb_conn **out, const rb_url *url, const rb_conn_opts *opts,
         c->opts.command_timeout_ms = 5000;
     if (c->opts.replicas < 0)
         c->opts.replicas = 0;
-    if (c->opts.password) {
-        if (strlen(c->opts.password) >= sizeof(c->password)) {
-            rb_conn_free(c);
-            return rb_error__set(err, RB_EINVAL,
-                                 "password is longer than %zu bytes",
-                                 sizeof(c->password) - 1);
-        }
-        memcpy(c->password, c->opts.password, strlen(c->opts.password) + 1);
-        c->has_password = 1;
-    } else if (url->has_password) {
-        memcpy(c->password, url->password, sizeof(c->password));
-        c->has_password = 1;
+    if (c->opts.password)
+        password = c->opts.password;
+    else if (url->has_password)
+        password = url->password;
+    if (password && strlen(password) > RB_URL_PASSWORD_MAX) {
+        rb_conn_free(c);
+        return rb_error__set(err, RB_EINVAL, "password is longer than %d "
+                             "bytes", RB_URL_PASSWORD_MAX);
     }
+    if (password && (c->password = dup_str(password)) == NULL)
+        goto nomem;
     c->opts.password = NULL;   /* not kept: the caller's memory */
-    if (c->opts.client_name) {
-        if (strlen(c->opts.client_name) >= sizeof(c->client_name)) {
+    if (c->opts.client_name && c->opts.client_name[0]) {
+        if (strlen(c->opts.client_name) > RB_URL_HOST_MAX) {
             rb_conn_free(c);
-            return rb_error__set(err, RB_EINVAL,
-                                 "client name is longer than %zu bytes",
-                                 sizeof(c->client_name) - 1);
+            return rb_error__set(err, RB_EINVAL, "client name is longer "
+                                 "than %d bytes", RB_URL_HOST_MAX);
         }
-        memcpy(c->client_name, c->opts.client_name,
-               strlen(c->opts.client_name) + 1);
+        if ((c->client_name = dup_str(c->opts.client_name)) == NULL)
+            goto nomem;
     }
     c->opts.client_name = NULL;
+    /* OpenSSL is loaded with the program but set up only here, for a
+     * rediss:// URL: a plain one costs it nothing at run time. */
     if (url->tls &&
         (rc = rb_tls__ctx_new(&c->tls, c->opts.tls, err)) != RB_OK) {
         rb_conn_free(c);
@@ -165,11 +108,11 @@ int rb_conn_new(rb_conn **out, const rb_url *url, const rb_conn_opts *opts,
     c->stream.tls = c->tls;
 
     if (url->kind == RB_URL_UNIX) {
-        if (add_node(c, NULL, 0, url->path) < 0)
+        if (rb_router__add_node(c, NULL, 0, url->path) < 0)
             goto nomem;
     } else if (url->kind == RB_URL_SENTINEL) {
-        c->mode = ROUTE_SENTINEL;
-        for (i = 0; i < url->nodes_count; i++) {
+        c->mode = RB_ROUTE_SENTINEL;
+        for (i = 0; i < url->nodes_count && i < RB_NODES_MAX; i++) {
             c->sentinels[i] = rb_node__new(url->nodes[i].host,
                                            url->nodes[i].port, NULL);
             if (c->sentinels[i] == NULL)
@@ -178,8 +121,8 @@ int rb_conn_new(rb_conn **out, const rb_url *url, const rb_conn_opts *opts,
         }
     } else {
         for (i = 0; i < url->nodes_count; i++)
-            if (add_node(c, url->nodes[i].host, url->nodes[i].port,
-                         NULL) < 0)
+            if (rb_router__add_node(c, url->nodes[i].host,
+                                    url->nodes[i].port, NULL) < 0)
                 goto nomem;
     }
     *out = c;
@@ -202,7 +145,11 @@ void rb_conn_free(rb_conn *c)
         rb_node__free(c->sentinels[i]);
     free(c->slot_node);
     rb_tls__ctx_free(c->tls);
-    memset(c->password, 0, sizeof(c->password));
+    if (c->password) {
+        memset(c->password, 0, strlen(c->password));
+        free(c->password);
+    }
+    free(c->client_name);
     memset(&c->url, 0, sizeof(c->url));
     free(c);
 }
@@ -222,300 +169,34 @@ int rb_conn__cancelled(const rb_conn *c)
     return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP));
 }
 
-/* ---- reaching a node -------------------------------------------------- */
-
-/* The end of one connect attempt within d. */
-static long long attempt_until(const rb_deadline *d, long long now)
-{
-    return rb_deadline__attempt_until(d, now, RB_CONNECT_ATTEMPT_MS);
-}
-
-static int is_str(const redisReply *r)
-{
-    return r && (r->type == REDIS_REPLY_STRING ||
-                 r->type == REDIS_REPLY_STATUS);
-}
-
-/* Fill the slot map from a CLUSTER SLOTS reply (masters only: rbarrier
- * writes). Returns how many slot ranges it took. */
-static int load_slots(rb_conn *c, const redisReply *r)
-{
-    size_t k;
-    int ranges = 0;
-
-    if (c->slot_node == NULL) {
-        c->slot_node = malloc(RB_SLOTS * sizeof(short));
-        if (c->slot_node == NULL)
-            return 0;
-        memset(c->slot_node, 0xff, RB_SLOTS * sizeof(short));
-    }
-    for (k = 0; k < r->elements; k++) {
-        const redisReply *e = r->element[k];
-        const redisReply *m;
-        const char *host;
-        long long s, t;
-        int idx;
-
-        if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
-            e->element[0]->type != REDIS_REPLY_INTEGER ||
-            e->element[1]->type != REDIS_REPLY_INTEGER ||
-            e->element[2]->type != REDIS_REPLY_ARRAY ||
-            e->element[2]->elements < 2 ||
-            !is_str(e->element[2]->element[0]) ||
-            e->element[2]->element[1]->type != REDIS_REPLY_INTEGER)
-            continue;
-        m = e->element[2];
-        /* An empty or "?" endpoint means "the address you asked". */
-        host = m->element[0]->str;
-        if (host[0] == '\0' || strcmp(host, "?") == 0)
-            host = c->url.nodes[0].host;
-        idx = add_node(c, host, (int)m->element[1]->integer, NULL);
-        if (idx < 0)
-            continue;
-        for (s = e->element[0]->integer, t = e->element[1]->integer;
-             s <= t && s < RB_SLOTS; s++)
-            if (s >= 0)
-                c->slot_node[s] = (short)idx;
-        ranges++;
-    }
-    return ranges;
-}
-
-/* Connect a data node (with the handshake), one attempt. */
-static rb_node_io open_node(rb_conn *c, rb_node *n, const rb_deadline *d,
-                            int cancel_fd, rb_error *err)
-{
-    rb_node_hello hello = {
-        .user = c->url.user,
-        .password = c->has_password ? c->password : NULL,
-        .db = c->url.db,
-        .client_name = c->client_name,
-    };
-
-    redisReply *slots = NULL;
-    rb_node_io io;
-
-    if (rb_node__connected(n))
-        return RB_NODE_OK;
-    /* A plain URL may name a cluster node: ask in the handshake's write
-     * (no extra round trip), so that cluster routing starts before the
-     * first MOVED, and survives that node's death even when it served
-     * every call so far. */
-    if (c->mode == ROUTE_ONE && !c->probed && !c->stream.is_unix)
-        hello.cluster_slots = &slots;
-    io = rb_node__connect(n, &c->stream, &hello,
-                          attempt_until(d, rb_now_ms()), cancel_fd, err);
-    if (io == RB_NODE_OK && hello.cluster_slots) {
-        c->probed = 1;
-        if (slots && slots->elements > 0 && load_slots(c, slots) > 0)
-            c->mode = ROUTE_CLUSTER;
-    }
-    if (slots)
-        freeReplyObject(slots);
-    return io;
-}
-
-/* Fill err and return io: a failure site reads `return io_fail(...)`. */
-static rb_node_io io_fail(rb_node_io io, rb_error *err, int code,
-                          const char *msg)
-{
-    rb_error__set(err, code, "%s", msg);
-    return io;
-}
-
-/* One command on a connected node, reply by `until`. */
-static rb_node_io ask(rb_node *n, int argc, const char **argv,
-                      long long until, int cancel_fd, redisReply **r,
-                      rb_error *err)
-{
-    size_t lens[8];
-    rb_cmd cmd = { .argc = argc, .argv = argv, .lens = lens };
-    int i;
-
-    for (i = 0; i < argc && i < 8; i++)
-        lens[i] = strlen(argv[i]);
-    return rb_node__exchange(n, &cmd, 1, until, cancel_fd, r, err);
-}
-
-/* Sentinel: the master's address from the first sentinel that knows it;
- * then its ROLE must say master (a sentinel may lag a failover). */
-static rb_node_io find_master(rb_conn *c, const rb_deadline *d,
-                              int cancel_fd, rb_error *err)
-{
-    const char *q[3] = { "SENTINEL", "get-master-addr-by-name",
-                         c->url.master };
-    const char *role[1] = { "ROLE" };
-    rb_node_hello none = { .password = NULL };
-    rb_stream_cfg stream = c->stream;
-    rb_error last = { RB_EUNREACHABLE, "no sentinel answered" };
-    int i;
-
-    for (i = 0; i < c->nsentinels; i++) {
-        rb_node *s = c->sentinels[i];
-        redisReply *r = NULL;
-        rb_node_io io;
-        int idx;
-
-        io = rb_node__connect(s, &stream, &none,
-                              attempt_until(d, rb_now_ms()), cancel_fd,
-                              &last);
-        if (io == RB_NODE_CANCELED)
-            return io_fail(RB_NODE_CANCELED, err, RB_ECANCELED,
-                           "interrupted");
-        if (io != RB_NODE_OK)
-            continue;
-        io = ask(s, 3, q, attempt_until(d, rb_now_ms()), cancel_fd, &r,
-                 &last);
-        if (io == RB_NODE_CANCELED)
-            return io_fail(RB_NODE_CANCELED, err, RB_ECANCELED,
-                           "interrupted");
-        if (io != RB_NODE_OK)
-            continue;
-        if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-            !is_str(r->element[0]) || !is_str(r->element[1])) {
-            rb_error__set(&last, RB_EUNREACHABLE,
-                          "sentinel %s does not know master '%s'%s%s",
-                          rb_node__name(s), c->url.master,
-                          r->type == REDIS_REPLY_ERROR ? ": " : "",
-                          r->type == REDIS_REPLY_ERROR ? r->str : "");
-            freeReplyObject(r);
-            continue;
-        }
-        idx = add_node(c, r->element[0]->str, atoi(r->element[1]->str),
-                       NULL);
-        freeReplyObject(r);
-        if (idx < 0)
-            return io_fail(RB_NODE_FAILED, err, RB_ENOMEM, "out of memory");
-        io = open_node(c, c->nodes[idx], d, cancel_fd, err);
-        if (io != RB_NODE_OK)
-            return io;
-        io = ask(c->nodes[idx], 1, role, attempt_until(d, rb_now_ms()),
-                 cancel_fd, &r, err);
-        if (io != RB_NODE_OK)
-            return io;
-        if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
-            !is_str(r->element[0]) ||
-            strcmp(r->element[0]->str, "master") != 0) {
-            /* Not master yet (or any more): ask again after a backoff. */
-            rb_error__set(err, RB_EUNREACHABLE,
-                          "Redis at %s, named by the sentinels as master "
-                          "'%s', is not a master (a failover is under way)",
-                          rb_node__name(c->nodes[idx]), c->url.master);
-            freeReplyObject(r);
-            rb_node__drop(c->nodes[idx]);
-            return RB_NODE_FAILED;
-        }
-        freeReplyObject(r);
-        c->current = idx;
-        return RB_NODE_OK;
-    }
-    rb_error__set(err, RB_EUNREACHABLE, "cannot reach a sentinel for master "
-                  "'%s' (%s)", c->url.master, last.msg);
-    return RB_NODE_FAILED;
-}
-
-/* Cluster: fill the slot map from CLUSTER SLOTS of the first node that
- * answers it. Masters only: rbarrier writes. */
-static rb_node_io refresh_slots(rb_conn *c, const rb_deadline *d,
-                                int cancel_fd, rb_error *err)
-{
-    const char *q[2] = { "CLUSTER", "SLOTS" };
-    int i, tried;
-
-    if (c->slot_node == NULL) {
-        c->slot_node = malloc(RB_SLOTS * sizeof(short));
-        if (c->slot_node == NULL)
-            return io_fail(RB_NODE_FAILED, err, RB_ENOMEM, "out of memory");
-        memset(c->slot_node, 0xff, RB_SLOTS * sizeof(short));
-    }
-    for (tried = 0, i = 0; tried < c->nnodes; tried++, i++) {
-        rb_node *n = c->nodes[i];
-        redisReply *r = NULL;
-        rb_node_io io;
-
-        io = open_node(c, n, d, cancel_fd, err);
-        if (io == RB_NODE_CANCELED || io == RB_NODE_REFUSED)
-            return io;
-        if (io != RB_NODE_OK)
-            continue;
-        io = ask(n, 2, q, attempt_until(d, rb_now_ms()), cancel_fd, &r, err);
-        if (io == RB_NODE_CANCELED)
-            return io;
-        if (io != RB_NODE_OK)
-            continue;
-        if (r->type != REDIS_REPLY_ARRAY || r->elements == 0) {
-            freeReplyObject(r);
-            continue;
-        }
-        load_slots(c, r);
-        freeReplyObject(r);
-        c->map_stale = 0;
-        return RB_NODE_OK;
-    }
-    c->map_stale = 1;
-    return RB_NODE_FAILED;
-}
+/* ---- routes ------------------------------------------------------------ */
 
 /* The node for a call on key (NULL: any), connected. */
 static rb_node_io route(rb_conn *c, const char *key, size_t keylen,
                         const rb_deadline *d, int cancel_fd, int *out,
                         rb_error *err)
 {
-    rb_node_io io = RB_NODE_FAILED;
-    int tries;
-
-    *out = -1;
-    if (c->mode == ROUTE_SENTINEL) {
-        if (c->current < 0 || !rb_node__connected(c->nodes[c->current])) {
-            c->current = -1;
-            if ((io = find_master(c, d, cancel_fd, err)) != RB_NODE_OK)
-                return io;
-        }
-        *out = c->current;
-        return RB_NODE_OK;
-    }
-    if (c->mode == ROUTE_CLUSTER) {
-        int idx = -1;
-
-        if (c->map_stale &&
-            (io = refresh_slots(c, d, cancel_fd, err)) != RB_NODE_OK &&
-            io != RB_NODE_FAILED)
-            return io;
-        if (key && c->slot_node)
-            idx = c->slot_node[rb_key__slot(key, keylen)];
-        if (idx < 0)
-            idx = c->current >= 0 ? c->current : 0;
-        if ((io = open_node(c, c->nodes[idx], d, cancel_fd, err)) !=
-            RB_NODE_OK)
-            return io;
-        *out = idx;
-        return RB_NODE_OK;
-    }
-    /* One server, or seeds in turn: one attempt tries each seed once,
-     * from the one that served last. */
-    if (c->current < 0)
-        c->current = 0;
-    for (tries = 0; tries < c->nnodes; tries++) {
-        io = open_node(c, c->nodes[c->current], d, cancel_fd, err);
-        if (io != RB_NODE_FAILED)
-            break;
-        c->current = (c->current + 1) % c->nnodes;
-    }
-    if (io != RB_NODE_OK)
-        return io;
-    *out = c->current;
-    return RB_NODE_OK;
+    if (c->mode == RB_ROUTE_SENTINEL)
+        return rb_sentinel__route(c, d, cancel_fd, out, err);
+    if (c->mode == RB_ROUTE_CLUSTER)
+        return rb_cluster__route(c, key, keylen, d, cancel_fd, out, err);
+    return rb_router__one(c, d, cancel_fd, out, err);
 }
 
-/* After a drop or a demoted master: ask for the route again. */
-static void forget_route(rb_conn *c, int idx)
+/* The cluster probe's answer, when one came on node idx: a plain URL of a
+ * cluster node routes by slots from now on. */
+static void adopt_probe(rb_conn *c, int idx)
 {
-    if (idx >= 0)
-        rb_node__drop(c->nodes[idx]);
-    if (c->mode == ROUTE_SENTINEL)
-        c->current = -1;
-    else if (c->mode == ROUTE_CLUSTER)
-        c->map_stale = 1;
+    redisReply *slots;
+
+    if (idx < 0 || !rb_node__take_probe(c->nodes[idx], &slots))
+        return;
+    c->probed = 1;
+    if (slots && slots->elements > 0 && c->mode == RB_ROUTE_ONE &&
+        rb_cluster__load(c, slots) > 0)
+        c->mode = RB_ROUTE_CLUSTER;
+    if (slots)
+        freeReplyObject(slots);
 }
 
 /* ---- waiting between attempts ---------------------------------------- */
@@ -558,13 +239,10 @@ static void notice(rb_conn *c, const rb_deadline *d, long long failing_since,
                            d->until_ms ? left : 0);
 }
 
-/* A first connection that found a server but was cut before it served
- * (a restart, clients being killed) is tried again for a moment; one that
- * found nobody listening fails at once, as a wrong URL should. A server
- * that refuses us for good (AUTH, a TLS alert) is RB_NODE_REFUSED and never
- * gets here. */
-#define RB_CUT_RETRY_MS 2000
-
+/* Before the first connection: a server that took the connection and cut
+ * it is there, so one attempt becomes a moment of them; one that found
+ * nobody listening stays one attempt, as a wrong URL should. (A server
+ * that refuses us for good, AUTH or a TLS alert, never gets here.) */
 static void retry_a_cut(const rb_conn *c, rb_deadline *reach)
 {
     int i, reached = 0;
@@ -579,75 +257,7 @@ static void retry_a_cut(const rb_conn *c, rb_deadline *reach)
         *reach = rb_deadline__within(rb_now_ms(), RB_CUT_RETRY_MS);
 }
 
-/* ---- the resend loop ------------------------------------------------- */
-
-typedef enum verdict {
-    V_DONE,               /* the reply is the answer */
-    V_FINAL,              /* an error that retrying cannot change */
-    V_RESEND,             /* not now: resend as the deadline allows */
-    V_REROUTE,            /* the route is wrong: ask again, then resend */
-    V_MOVED,              /* follow a redirect now */
-    V_ASK
-} verdict;
-
-static int starts(const char *s, const char *prefix)
-{
-    return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
-/* What an error reply means: the rules of the header comment. */
-static verdict judge_error(const char *msg)
-{
-    if (starts(msg, "MOVED "))
-        return V_MOVED;
-    if (starts(msg, "ASK "))
-        return V_ASK;
-    if (starts(msg, "LOADING") || starts(msg, "BUSY") ||
-        starts(msg, "TRYAGAIN") || starts(msg, "MASTERDOWN"))
-        return V_RESEND;
-    if (starts(msg, "CLUSTERDOWN") || starts(msg, "READONLY") ||
-        starts(msg, "UNBLOCKED"))
-        return V_REROUTE;
-    return V_FINAL;
-}
-
-/* "MOVED 3999 127.0.0.1:6381" -> the node for that address, and the slot
- * remembered there. -1 when the text is not understood. */
-static int redirect_target(rb_conn *c, const char *msg)
-{
-    const char *sp1 = strchr(msg, ' '), *sp2, *colon;
-    char host[RB_URL_HOST_MAX + 1];
-    long slot;
-    int idx;
-    size_t hl;
-
-    if (sp1 == NULL || (sp2 = strchr(sp1 + 1, ' ')) == NULL ||
-        (colon = strrchr(sp2 + 1, ':')) == NULL)
-        return -1;
-    slot = strtol(sp1 + 1, NULL, 10);
-    hl = (size_t)(colon - sp2 - 1);
-    if (hl == 0 || hl >= sizeof(host) || slot < 0 || slot >= RB_SLOTS)
-        return -1;
-    memcpy(host, sp2 + 1, hl);
-    host[hl] = '\0';
-    idx = add_node(c, host, atoi(colon + 1), NULL);
-    if (idx >= 0 && starts(msg, "MOVED ")) {
-        if (c->mode != ROUTE_CLUSTER) {
-            /* A plain URL of a cluster node: cluster routing from now. */
-            c->mode = ROUTE_CLUSTER;
-            c->map_stale = 1;
-        }
-        if (c->slot_node == NULL) {
-            c->slot_node = malloc(RB_SLOTS * sizeof(short));
-            if (c->slot_node)
-                memset(c->slot_node, 0xff, RB_SLOTS * sizeof(short));
-        }
-        if (c->slot_node)
-            c->slot_node[slot] = (short)idx;
-        c->map_stale = 1;
-    }
-    return idx;
-}
+/* ---- one attempt ------------------------------------------------------ */
 
 /* The key a command names, for routing: the first key of EVAL/EVALSHA,
  * else the first argument. */
@@ -668,13 +278,21 @@ static const char *call_key(int argc, const char **argv, const size_t *lens,
     return argv[k];
 }
 
+/* What one exchange came to when the node answered. */
+typedef enum answer {
+    A_DONE,               /* *out is the reply */
+    A_ERROR,              /* an error reply: err holds its text */
+    A_ACKS                /* too few replicas: err says so */
+} answer;
+
 /* One exchange for the call on node idx: [ASKING] call [ack-write WAIT K].
- * Sets *v, and *out when the reply is the answer. */
+ * On RB_NODE_OK sets *a (and *kind for an error reply). */
 static rb_node_io exchange(rb_conn *c, int idx, int asking, int argc,
                            const char **argv, const size_t *lens,
                            const char *key, size_t keylen,
-                           const rb_call *call, verdict *v,
-                           redisReply **out, rb_error *err)
+                           const rb_call *call, answer *a,
+                           rb_reply_err *kind, redisReply **out,
+                           rb_error *err)
 {
     const rb_deadline *d = &call->deadline;
     rb_cmd cmds[RB_NODE_CMDS_MAX];
@@ -688,7 +306,6 @@ static rb_node_io exchange(rb_conn *c, int idx, int asking, int argc,
     int n = 0, main_at, wait_at = -1, i;
     rb_node_io io;
 
-    *v = V_FINAL;
     if (asking) {
         cmds[n].argc = 1;
         cmds[n].argv = asking_argv;
@@ -746,25 +363,17 @@ static rb_node_io exchange(rb_conn *c, int idx, int asking, int argc,
         return RB_NODE_FAILED;
     }
     if (r[main_at]->type == REDIS_REPLY_ERROR) {
-        *v = judge_error(r[main_at]->str);
-        if (*v == V_FINAL) {
-            rb_error__set(err, RB_EREDIS, "%s", r[main_at]->str);
-            rb_acl__explain(err, r[main_at]->str, argc, argv, lens);
-        } else if (*v == V_MOVED || *v == V_ASK)
-            rb_error__set(err, RB_EREDIS, "%s", r[main_at]->str);
-        else if (*v == V_REROUTE)
-            rb_error__set(err, RB_EUNREACHABLE, "Redis at %s cannot take "
-                          "the call now: %s", rb_node__name(c->nodes[idx]),
-                          r[main_at]->str);
-        else
-            rb_error__set(err, RB_EUNREACHABLE, "Redis is not ready: %s",
-                          r[main_at]->str);
+        *a = A_ERROR;
+        *kind = rb_reply__classify(r[main_at]->str);
+        rb_error__set(err, RB_EREDIS, "%.*s",
+                      (int)rb_reply__error_text(r[main_at]->str,
+                                                r[main_at]->len > 4096
+                                                    ? 4096
+                                                    : r[main_at]->len),
+                      r[main_at]->str);
     } else if (wait_at >= 0 && (r[wait_at]->type != REDIS_REPLY_INTEGER ||
                                 r[wait_at]->integer < c->opts.replicas)) {
-        /* Short of replicas: the node may be a master the others left
-         * behind (a failover under way), so ask for the route again; one
-         * attempt leaves the resend to the caller's next call. */
-        *v = V_REROUTE;
+        *a = A_ACKS;
         rb_error__set(err, d->kind == RB_DEADLINE_UNTIL ? RB_EREDIS
                                                         : RB_EUNREACHABLE,
                       "only %lld of %d replicas "
@@ -773,7 +382,7 @@ static rb_node_io exchange(rb_conn *c, int idx, int asking, int argc,
                           ? r[wait_at]->integer : 0LL,
                       c->opts.replicas, rb_node__name(c->nodes[idx]));
     } else {
-        *v = V_DONE;
+        *a = A_DONE;
         *out = r[main_at];
         r[main_at] = NULL;
     }
@@ -783,44 +392,72 @@ static rb_node_io exchange(rb_conn *c, int idx, int asking, int argc,
     return RB_NODE_OK;
 }
 
-int rb_conn__call(rb_conn *c, int argc, const char **argv,
-                  const size_t *lens, const rb_call *call, redisReply **out,
-                  rb_error *err)
+/* The message of an error reply that ends the call or is resent. */
+static void word_error(rb_error *err, rb_next next, rb_reply_err kind,
+                       const rb_node *n, int argc, const char **argv,
+                       const size_t *lens)
+{
+    char text[sizeof(err->msg)];
+
+    memcpy(text, err->msg, sizeof(text));
+    if (next == RB_NEXT_STOP)
+        rb_acl__explain(err, kind, text, argc, argv, lens);
+    else if (next == RB_NEXT_SAME)
+        rb_error__set(err, RB_EUNREACHABLE, "Redis is not ready: %s", text);
+    else if (next == RB_NEXT_ROUTE)
+        rb_error__set(err, RB_EUNREACHABLE, "Redis at %s cannot take "
+                      "the call now: %s", rb_node__name(n), text);
+}
+
+/* ---- the resend loop -------------------------------------------------- */
+
+/* Send the call (argc 0: only reach a node) until it is answered, fails
+ * for good, or rule says stop. reach: the rule before the handle has ever
+ * connected. */
+static int run(rb_conn *c, int argc, const char **argv, const size_t *lens,
+               rb_call *call, rb_deadline reach, redisReply **out,
+               rb_error *err)
 {
     const rb_deadline *d = &call->deadline;
-    /* A handle that never connected reaches Redis by its own rule: one
-     * attempt (a wrong URL fails at once) unless the caller asked to
-     * retry for a while. */
-    rb_deadline reach = rb_conn__reach(c, 0);
     int cancel_fd = call->cancellable ? c->opts.cancel_fd : -1;
-    int delay = RB_BACKOFF_MIN_MS, redirects = 0, ask_at = -1;
+    int delay = RB_BACKOFF_MIN_MS, target = -1, asking = 0;
     long long since = 0;
     size_t keylen = 0;
-    const char *key = call_key(argc, argv, lens, &keylen);
+    const char *key = argc > 0 ? call_key(argc, argv, lens, &keylen) : NULL;
+    rb_attempt at = { .redirects = 0 };
 
-    *out = NULL;
+    call->reply_err = RB_REPLY_NONE;
     for (;;) {
         const rb_deadline *rule = c->connected_once ? d : &reach;
-        verdict v = V_RESEND;
+        rb_reply_err kind = RB_REPLY_NONE;
+        answer a = A_DONE;
+        rb_decision dec;
         rb_node_io io;
         long long now, left;
-        int idx;
+        int idx = -1, reached = 0;
 
         if (call->cancellable && rb_conn__cancelled(c))
             return rb_error__set(err, RB_ECANCELED, "interrupted");
-        if (ask_at >= 0) {
-            idx = ask_at;
-            io = open_node(c, c->nodes[idx], rule, cancel_fd, err);
+        at.mode = c->mode;
+        if (target >= 0) {
+            idx = target;
+            io = rb_router__open(c, c->nodes[idx], rule, cancel_fd, err);
         } else {
             io = route(c, key, keylen, rule, cancel_fd, &idx, err);
         }
+        adopt_probe(c, idx);
         if (io == RB_NODE_OK) {
-            c->connected_once = 1;
-            rule = d;
-            io = exchange(c, idx, ask_at >= 0, argc, argv, lens, key,
-                          keylen, call, &v, out, err);
+            reached = 1;
+            if (argc == 0) {
+                c->connected_once = 1;
+                return RB_OK;
+            }
+            io = exchange(c, idx, asking, argc, argv, lens, key, keylen,
+                          call, &a, &kind, out, err);
+            adopt_probe(c, idx);
         }
-        ask_at = -1;
+        target = -1;
+        asking = 0;
         if (io == RB_NODE_CANCELED)
             return rb_error__set(err, RB_ECANCELED, "interrupted");
         if (io == RB_NODE_REFUSED)
@@ -830,23 +467,48 @@ int rb_conn__call(rb_conn *c, int argc, const char **argv,
         if (io != RB_NODE_OK) {
             if (err->code == RB_ENOMEM || err->code == RB_EPROTO)
                 return err->code;
-            forget_route(c, idx);
-        } else if (v == V_DONE) {
-            return RB_OK;
-        } else if (v == V_FINAL) {
-            return RB_EREDIS;
-        } else if (v == V_MOVED || v == V_ASK) {
-            int to = redirect_target(c, err->msg);
-
-            if (to < 0 || ++redirects > RB_REDIRECTS_MAX)
-                return rb_error__set(err, RB_EREDIS, "%s (after %d "
-                                     "redirects)", err->msg, redirects);
-            if (v == V_ASK)
-                ask_at = to;
-            continue;
-        } else if (v == V_REROUTE) {
-            forget_route(c, idx);
+            at.failure = reached ? RB_FAILED_DROPPED : RB_FAILED_CONNECT;
+            call->reply_err = RB_REPLY_NONE;
+        } else {
+            /* The server answered: from now on a drop is resent as the
+             * call says. */
+            c->connected_once = 1;
+            rule = d;
+            if (a == A_DONE)
+                return RB_OK;
+            at.failure = a == A_ACKS ? RB_FAILED_ACKS : RB_FAILED_REPLY;
+            at.reply = kind;
+            call->reply_err = kind;
         }
+        dec = rb_router__decide(&at);
+        if (dec.drop && idx >= 0)
+            rb_node__drop(c->nodes[idx]);
+        if (dec.ask_sentinels)
+            c->current = -1;
+        if (at.failure == RB_FAILED_REPLY)
+            word_error(err, dec.next, kind, idx >= 0 ? c->nodes[idx] : NULL,
+                       argc, argv, lens);
+        if (dec.next == RB_NEXT_STOP) {
+            if (kind == RB_REPLY_MOVED || kind == RB_REPLY_ASK)
+                return rb_error__set(err, RB_EREDIS, "%s (after %d "
+                                     "redirects)", err->msg, at.redirects);
+            return err->code;
+        }
+        if (dec.next == RB_NEXT_REDIRECT) {
+            target = rb_cluster__redirect(c, err->msg, dec.remember_slot);
+            if (target < 0)
+                return rb_error__set(err, RB_EREDIS, "%s (after %d "
+                                     "redirects)", err->msg, at.redirects);
+            if (dec.to_cluster)
+                c->mode = RB_ROUTE_CLUSTER;
+            if (dec.refresh_map)
+                c->map_stale = 1;
+            asking = dec.asking;
+            at.redirects++;
+            continue;
+        }
+        if (dec.refresh_map)
+            c->map_stale = 1;
 
         /* Resend as the deadline allows. */
         if (!c->connected_once)
@@ -866,6 +528,32 @@ int rb_conn__call(rb_conn *c, int argc, const char **argv,
             return rb_error__set(err, RB_ECANCELED, "interrupted");
         delay = next_delay(delay, rb_deadline__backoff_cap(rule, now));
     }
+}
+
+int rb_conn__call(rb_conn *c, int argc, const char **argv,
+                  const size_t *lens, rb_call *call, redisReply **out,
+                  rb_error *err)
+{
+    *out = NULL;
+    return run(c, argc, argv, lens, call, rb_conn__reach(c, 0), out, err);
+}
+
+int rb_conn__connect(rb_conn *c, const rb_deadline *reach, rb_error *err)
+{
+    rb_call call = { .deadline = *reach, .cancellable = 1 };
+    redisReply *none = NULL;
+
+    return run(c, 0, NULL, NULL, &call, *reach, &none, err);
+}
+
+int rb_conn_connect(rb_conn *c, long long until_ms, rb_error *err)
+{
+    rb_error local;
+    rb_deadline d = rb_conn__reach(c, until_ms);
+
+    if (err == NULL)
+        err = &local;
+    return rb_conn__connect(c, &d, err);
 }
 
 rb_deadline rb_conn__reach(const rb_conn *c, long long party_until)
@@ -888,73 +576,4 @@ rb_deadline rb_conn__op_deadline(const rb_conn *c)
     if (c->opts.connect_timeout_ms > ms)
         ms = c->opts.connect_timeout_ms;
     return rb_deadline__within(rb_now_ms(), ms);
-}
-
-int rb_conn__connect(rb_conn *c, const rb_deadline *reach, rb_error *err)
-{
-    int cancel_fd = c->opts.cancel_fd, delay = RB_BACKOFF_MIN_MS;
-    long long since = rb_now_ms();
-    rb_deadline rule = *reach;
-
-    for (;;) {
-        long long now, left;
-        int idx;
-        rb_node_io io = route(c, NULL, 0, &rule, cancel_fd, &idx, err);
-
-        if (io == RB_NODE_OK) {
-            c->connected_once = 1;
-            return RB_OK;
-        }
-        if (io == RB_NODE_CANCELED)
-            return rb_error__set(err, RB_ECANCELED, "interrupted");
-        if (io == RB_NODE_REFUSED || err->code == RB_ENOMEM)
-            return err->code;
-        retry_a_cut(c, &rule);
-        now = rb_now_ms();
-        left = rb_deadline__left(&rule, now);
-        if (left == 0)
-            return err->code;
-        notice(c, &rule, since, err);
-        if (backoff_sleep(c, delay < left ? delay : (int)left, 1))
-            return rb_error__set(err, RB_ECANCELED, "interrupted");
-        delay = next_delay(delay, rb_deadline__backoff_cap(&rule, now));
-    }
-}
-
-int rb_conn_connect(rb_conn *c, long long until_ms, rb_error *err)
-{
-    rb_error local;
-    rb_deadline d = rb_conn__reach(c, until_ms);
-
-    if (err == NULL)
-        err = &local;
-    return rb_conn__connect(c, &d, err);
-}
-
-void rb_random_hex(char *buf, size_t bytes)
-{
-    static const char digits[] = "0123456789abcdef";
-    unsigned char raw[32];
-    size_t i;
-    ssize_t got;
-
-    if (bytes > sizeof(raw))
-        bytes = sizeof(raw);
-    /* getrandom(2), not /dev/urandom: one syscall instead of three on every
-     * wait, which the benchmarks showed as a fifth of a round's CPU. */
-    got = getrandom(raw, bytes, 0);
-    if (got != (ssize_t)bytes) {
-        unsigned long long x = (unsigned long long)rb_now_ms() * 6364136223846793005ULL
-                               ^ (unsigned long long)getpid() << 32;
-
-        for (i = 0; i < bytes; i++) {
-            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-            raw[i] = (unsigned char)(x >> 56);
-        }
-    }
-    for (i = 0; i < bytes; i++) {
-        buf[2 * i] = digits[raw[i] >> 4];
-        buf[2 * i + 1] = digits[raw[i] & 15];
-    }
-    buf[2 * bytes] = '\0';
 }

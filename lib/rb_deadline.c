@@ -3,13 +3,25 @@
  * by the operation that makes the call (rb_internal.h lists the kinds); the
  * resend loop asks these rules whether to try again, how long to back off
  * and how long to wait for a reply. Pure functions of `now`, so each rule
- * is unit-tested without a clock or a server.
+ * is unit-tested without a clock or a server; the clock itself is here too,
+ * at the bottom of the layers, so that nodes, streams and TLS read it
+ * without calling up into the router.
  */
 #include "fmacros.h"
 
 #include <limits.h>
+#include <time.h>
 
 #include "rb_internal.h"
+
+/* The one clock: every deadline, in every layer, is on it. */
+long long rb_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 rb_deadline rb_deadline__once(void)
 {

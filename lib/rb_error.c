@@ -17,3 +17,25 @@ int rb_error__set(rb_error *err, int code, const char *fmt, ...)
     va_end(ap);
     return code;
 }
+
+const char *rb_strerror(int code)
+{
+    switch (code) {
+    case RB_OK: return "done";
+    case RB_EREDIS: return "Redis answered with an error";
+    case RB_EINVAL: return "bad input";
+    case RB_EBROKEN: return "the round was broken";
+    case RB_EUNREACHABLE: return "Redis could not be reached";
+    case RB_ETIMEOUT: return "timed out";
+    case RB_ECANCELED: return "interrupted";
+    case RB_ELOST: return "state lost";
+    case RB_ENOMEM: return "out of memory";
+    case RB_EPROTO: return "bad reply from Redis";
+    default: return "unknown error code";
+    }
+}
+
+const char *rb_version(void)
+{
+    return RB_VERSION;
+}

@@ -92,6 +92,33 @@ long long rb_deadline__reply_by(const rb_deadline *d, long long now,
 #define RB_RESEND_WINDOW_MS 10000
 #define RB_RESEND_WINDOW_REPLICAS_MS 30000
 
+/* What an error reply is, decided once where the reply is read
+ * (rb_reply__classify in rb_reply.c, the one place that knows Redis'
+ * prefixes): the resend loop and the modules act on this, never on the
+ * text. */
+typedef enum rb_reply_err {
+    RB_REPLY_NONE = 0,        /* no error reply */
+    RB_REPLY_OTHER,           /* an error no rule names */
+    RB_REPLY_NOSCRIPT,
+    RB_REPLY_WRONGTYPE,
+    RB_REPLY_MOVED,
+    RB_REPLY_ASK,
+    RB_REPLY_LOADING,
+    RB_REPLY_BUSY,
+    RB_REPLY_TRYAGAIN,
+    RB_REPLY_MASTERDOWN,
+    RB_REPLY_READONLY,
+    RB_REPLY_UNBLOCKED,       /* a blocked call cut by CLIENT UNBLOCK or a
+                                 role change */
+    RB_REPLY_CLUSTERDOWN,
+    RB_REPLY_NOPERM_COMMAND,  /* ACL: a command sent directly */
+    RB_REPLY_NOPERM_SCRIPT,   /* ACL: a command a script called */
+    RB_REPLY_NOPERM_KEYS,     /* ACL: a key */
+    RB_REPLY_NOPERM,          /* ACL: anything else */
+    RB_REPLY_UNKNOWN_COMMAND, /* e.g. BLMOVE before Redis 6.2 */
+    RB_REPLY_DAMAGED          /* a script's own "ERR damaged ..." */
+} rb_reply_err;
+
 /* How one command is sent. Write it with designated initializers:
  *   rb_call call = { .deadline = rb_deadline__within(rb_now_ms(), 2000) }; */
 typedef struct rb_call {
@@ -99,19 +126,23 @@ typedef struct rb_call {
     int block_ms;          /* server-side blocking time the command may use */
     int cancellable;       /* return RB_ECANCELED when the cancel fd fires */
     rb_fault_point fault;  /* test builds: where this call may be cut */
+    rb_reply_err reply_err;  /* out: set by rb_conn__call, the class of
+                                the error reply it ended with (NONE when
+                                it ended otherwise) */
 } rb_call;
 
 /* Send one command and read its reply, reconnecting and resending after a
  * dropped connection or a "not now" reply (LOADING, BUSY, TRYAGAIN,
  * MASTERDOWN) as call->deadline allows; every command rbarrier sends is
- * safe to repeat. A handle that never connected first reaches Redis by
- * rb_deadline__reach(now, 0, opts.connect_timeout_ms).
- * A Redis error reply becomes RB_EREDIS with the server's text as message.
+ * safe to repeat (the rules: rb_router.c). A handle that never connected
+ * first reaches Redis by rb_deadline__reach(now, 0,
+ * opts.connect_timeout_ms). A Redis error reply becomes RB_EREDIS with the
+ * server's text as message, and its class in call->reply_err.
  * @param[out] out  the reply, freed by the caller with freeReplyObject
  * @return RB_OK, RB_EREDIS, RB_EUNREACHABLE, RB_ECANCELED, RB_EPROTO,
  *         RB_ETIMEOUT (an EXACT deadline passed) */
 int rb_conn__call(rb_conn *c, int argc, const char **argv,
-                  const size_t *lens, const rb_call *call, redisReply **out,
+                  const size_t *lens, rb_call *call, redisReply **out,
                   rb_error *err);
 
 /* The deadline for reaching Redis at the start of an operation whose own

@@ -35,6 +35,13 @@ struct rb_node {
     rb_stream *s;
     redisReader *reader;
     int reached;          /* a connect(2) to it succeeded once */
+    int served;           /* a byte came back on this connection */
+    /* CLIENT SETNAME and the cluster probe, when they wait for the first
+     * exchange (rb_node_hello). */
+    const char *pending_name;
+    int pending_probe;
+    int probe_answered;
+    redisReply *probe;    /* CLUSTER SLOTS' array, for the router */
 };
 
 rb_node *rb_node__new(const char *host, int port, const char *path)
@@ -60,6 +67,8 @@ rb_node *rb_node__new(const char *host, int port, const char *path)
 
 void rb_node__drop(rb_node *n)
 {
+    n->pending_name = NULL;
+    n->pending_probe = 0;
     if (n->s) {
         n->s->ops->close(n->s);
         n->s = NULL;
@@ -75,7 +84,20 @@ void rb_node__free(rb_node *n)
     if (n == NULL)
         return;
     rb_node__drop(n);
+    if (n->probe)
+        freeReplyObject(n->probe);
     free(n);
+}
+
+int rb_node__take_probe(rb_node *n, redisReply **slots)
+{
+    *slots = NULL;
+    if (!n->probe_answered)
+        return 0;
+    n->probe_answered = 0;
+    *slots = n->probe;
+    n->probe = NULL;
+    return 1;
 }
 
 const char *rb_node__name(const rb_node *n) { return n->name; }
@@ -258,9 +280,75 @@ static rb_node_io lost(rb_node *n, ssize_t how, const char *why,
     return how == RB_IO_REFUSED ? RB_NODE_REFUSED : RB_NODE_FAILED;
 }
 
-rb_node_io rb_node__exchange(rb_node *n, const rb_cmd *cmds, int ncmds,
-                        long long reply_by, int cancel_fd,
-                        redisReply **replies, rb_error *err)
+
+/* The cluster probe's answer: an array on a cluster node, an error
+ * elsewhere. */
+static void keep_probe(rb_node *n, redisReply *r)
+{
+    if (n->probe)
+        freeReplyObject(n->probe);
+    n->probe = NULL;
+    n->probe_answered = 1;
+    if (r->type == REDIS_REPLY_ARRAY)
+        n->probe = r;
+    else
+        freeReplyObject(r);
+}
+
+/* A plain TCP connection that the server cut before answering anything:
+ * a TLS port does exactly that to a plain client (Redis resets it without a
+ * word), so ask once with a TLS ClientHello on a fresh connection. A TLS
+ * server answers with a record (a handshake or an alert); Redis speaking
+ * plain text answers with an error line. Only on this failure path. */
+static int speaks_tls(rb_node *n, long long until_ms)
+{
+    /* TLS 1.2 ClientHello: no extensions, two suites; enough for any TLS
+     * server to answer with a record of its own. */
+    static const unsigned char hello[] = {
+        0x16, 0x03, 0x01, 0x00, 0x2f,                 /* record */
+        0x01, 0x00, 0x00, 0x2b, 0x03, 0x03,           /* ClientHello */
+        1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+        17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32,
+        0x00,                                         /* no session id */
+        0x00, 0x04, 0xc0, 0x2b, 0xc0, 0x2f,           /* ECDHE-*-AES128-GCM */
+        0x01, 0x00                                    /* no compression */
+    };
+    unsigned char first = 0;
+    rb_error ignored;
+    long long until = rb_now_ms() + 1000;
+    int fd, tls = 0;
+
+    if (until > until_ms)
+        until = until_ms;
+    if (dial(n, until, -1, &fd, &ignored) != RB_NODE_OK)
+        return 0;
+    if (send(fd, hello, sizeof(hello), MSG_NOSIGNAL) ==
+            (ssize_t)sizeof(hello) &&
+        await_fd(fd, POLLIN, until, -1) == RB_NODE_OK &&
+        read(fd, &first, 1) == 1)
+        tls = first == 0x15 || first == 0x16;
+    close(fd);
+    return tls;
+}
+
+/* lost(), but a first exchange cut by a TLS port says so, for good. */
+static rb_node_io lost_first(rb_node *n, ssize_t how, const char *why,
+                             long long reply_by, rb_error *err)
+{
+    int plain_tcp = !n->is_unix && n->s && n->s->tls == NULL;
+
+    if (!n->served && plain_tcp && speaks_tls(n, reply_by)) {
+        rb_error__set(err, RB_EUNREACHABLE, "cannot talk to Redis at %s: "
+                      "the server speaks TLS: use rediss://", n->name);
+        rb_node__drop(n);
+        return RB_NODE_REFUSED;
+    }
+    return lost(n, how, why, err);
+}
+
+static rb_node_io exchange_raw(rb_node *n, const rb_cmd *cmds, int ncmds,
+                               long long reply_by, int cancel_fd,
+                               redisReply **replies, rb_error *err)
 {
     char *buf = NULL, chunk[16384];
     size_t len = 0, off = 0;
@@ -309,7 +397,8 @@ rb_node_io rb_node__exchange(rb_node *n, const rb_cmd *cmds, int ncmds,
             continue;
         }
         free(buf);
-        return lost(n, w, w == 0 ? "connection closed" : werr.msg, err);
+        return lost_first(n, w, w == 0 ? "connection closed" : werr.msg,
+                          reply_by, err);
     }
     free(buf);
 
@@ -330,6 +419,7 @@ rb_node_io rb_node__exchange(rb_node *n, const rb_cmd *cmds, int ncmds,
         }
         r = n->s->ops->read(n->s, chunk, sizeof(chunk), &rerr);
         if (r > 0) {
+            n->served = 1;
             redisReaderFeed(n->reader, chunk, (size_t)r);
             continue;
         }
@@ -342,7 +432,8 @@ rb_node_io rb_node__exchange(rb_node *n, const rb_cmd *cmds, int ncmds,
             fail_io(n, io, rb_now_ms() - started, err);
             goto undo;
         }
-        io = lost(n, r, r == 0 ? "connection closed" : rerr.msg, err);
+        io = lost_first(n, r, r == 0 ? "connection closed" : rerr.msg,
+                        reply_by, err);
         goto undo;
     }
     return RB_NODE_OK;
@@ -356,16 +447,63 @@ undo:
     return io;
 }
 
+rb_node_io rb_node__exchange(rb_node *n, const rb_cmd *cmds, int ncmds,
+                             long long reply_by, int cancel_fd,
+                             redisReply **replies, rb_error *err)
+{
+    const char *name_argv[3] = { "CLIENT", "SETNAME", n->pending_name };
+    const char *probe_argv[2] = { "CLUSTER", "SLOTS" };
+    size_t name_lens[3] = { 6, 7, 0 }, probe_lens[2] = { 7, 5 };
+    rb_cmd all[RB_NODE_CMDS_MAX + 2];
+    redisReply *got[RB_NODE_CMDS_MAX + 2];
+    int extra = 0, name_at = -1, probe_at = -1, i;
+    rb_node_io io;
+
+    if (!n->pending_name && !n->pending_probe)
+        return exchange_raw(n, cmds, ncmds, reply_by, cancel_fd, replies,
+                            err);
+    /* After the caller's commands: AUTH, when there is one, comes first. */
+    for (i = 0; i < ncmds; i++)
+        all[i] = cmds[i];
+    extra = ncmds;
+    if (n->pending_name) {
+        name_lens[2] = strlen(n->pending_name);
+        all[extra].argc = 3;
+        all[extra].argv = name_argv;
+        all[extra].lens = name_lens;
+        name_at = extra++;
+    }
+    if (n->pending_probe) {
+        all[extra].argc = 2;
+        all[extra].argv = probe_argv;
+        all[extra].lens = probe_lens;
+        probe_at = extra++;
+    }
+    n->pending_name = NULL;
+    n->pending_probe = 0;
+    io = exchange_raw(n, all, extra, reply_by, cancel_fd, got, err);
+    for (i = 0; i < ncmds; i++)
+        replies[i] = io == RB_NODE_OK ? got[i] : NULL;
+    if (io != RB_NODE_OK)
+        return io;
+    /* A refused CLIENT SETNAME (an ACL without it) costs only the name. */
+    if (name_at >= 0)
+        freeReplyObject(got[name_at]);
+    if (probe_at >= 0)
+        keep_probe(n, got[probe_at]);
+    return RB_NODE_OK;
+}
+
 rb_node_io rb_node__connect(rb_node *n, const rb_stream_cfg *cfg,
-                       const rb_node_hello *hello, long long until_ms,
-                       int cancel_fd, rb_error *err)
+                            const rb_node_hello *hello, long long until_ms,
+                            int cancel_fd, rb_error *err)
 {
     const char *argv[4][4];
     size_t lens[4][4];
     rb_cmd cmds[4];
     redisReply *replies[4];
     char db[16];
-    int fd, ncmds = 0, auth = -1, sel = -1, slots = -1, i, j, rc;
+    int fd, ncmds = 0, auth = -1, sel = -1, i, j, rc;
     int permanent = 0;
     rb_node_io io;
 
@@ -375,6 +513,7 @@ rb_node_io rb_node__connect(rb_node *n, const rb_stream_cfg *cfg,
     if (io != RB_NODE_OK)
         return io;
     n->reached = 1;
+    n->served = 0;
     rc = rb_stream__open(&n->s, fd, cfg, n->host, n->name, until_ms,
                          cancel_fd, &permanent, err);
     if (rc != RB_OK) {
@@ -389,8 +528,13 @@ rb_node_io rb_node__connect(rb_node *n, const rb_stream_cfg *cfg,
         rb_error__set(err, RB_ENOMEM, "out of memory");
         return RB_NODE_FAILED;
     }
+    n->pending_name = hello->client_name && hello->client_name[0]
+                          ? hello->client_name : NULL;
+    n->pending_probe = hello->probe_cluster;
+    n->probe_answered = 0;
 
-    /* The handshake in one write: one round trip, whatever it holds. */
+    /* AUTH and SELECT gate every command: their own write, first (the
+     * rest of the hello rides along after them). */
     if (hello->password) {
         i = 0;
         argv[ncmds][i++] = "AUTH";
@@ -407,20 +551,6 @@ rb_node_io rb_node__connect(rb_node *n, const rb_stream_cfg *cfg,
         cmds[ncmds].argc = 2;
         sel = ncmds++;
     }
-    if (hello->client_name && hello->client_name[0]) {
-        argv[ncmds][0] = "CLIENT";
-        argv[ncmds][1] = "SETNAME";
-        argv[ncmds][2] = hello->client_name;
-        cmds[ncmds].argc = 3;
-        ncmds++;
-    }
-    if (hello->cluster_slots) {
-        *hello->cluster_slots = NULL;
-        argv[ncmds][0] = "CLUSTER";
-        argv[ncmds][1] = "SLOTS";
-        cmds[ncmds].argc = 2;
-        slots = ncmds++;
-    }
     if (ncmds == 0)
         return RB_NODE_OK;
     for (i = 0; i < ncmds; i++) {
@@ -432,14 +562,12 @@ rb_node_io rb_node__connect(rb_node *n, const rb_stream_cfg *cfg,
     io = rb_node__exchange(n, cmds, ncmds, until_ms, cancel_fd, replies, err);
     if (io != RB_NODE_OK)
         return io;
-    io = RB_NODE_OK;
     for (i = 0; i < ncmds; i++) {
         const redisReply *rep = replies[i];
 
         if (io == RB_NODE_OK && rep->type == REDIS_REPLY_ERROR &&
             (i == auth || i == sel)) {
-            /* A wrong password does not get better by retrying. A refused
-             * CLIENT SETNAME (an ACL without it) costs only the name. */
+            /* A wrong password does not get better by retrying. */
             if (i == auth)
                 rb_error__set(err, RB_EREDIS, "Redis refused AUTH: %s",
                               rep->str);
@@ -449,19 +577,9 @@ rb_node_io rb_node__connect(rb_node *n, const rb_stream_cfg *cfg,
                               rep->str);
             io = RB_NODE_REFUSED;
         }
-        if (i == slots && io == RB_NODE_OK &&
-            rep->type == REDIS_REPLY_ARRAY) {
-            *hello->cluster_slots = replies[i];
-            continue;
-        }
         freeReplyObject(replies[i]);
     }
-    if (io != RB_NODE_OK) {
-        if (hello->cluster_slots && *hello->cluster_slots) {
-            freeReplyObject(*hello->cluster_slots);
-            *hello->cluster_slots = NULL;
-        }
+    if (io != RB_NODE_OK)
         rb_node__drop(n);
-    }
     return io;
 }

@@ -23,15 +23,19 @@ typedef enum rb_node_io {
     RB_NODE_EXPIRED     /* no reply by the time given: the node dropped it */
 } rb_node_io;
 
+/* What a connection says before its first command. AUTH and SELECT go
+ * out at connect, in one write, before anything else: a command must
+ * never run as another user or in database 0 because they were refused.
+ * CLIENT SETNAME and the cluster probe change nothing a command depends
+ * on, so without AUTH or SELECT they ride in the first exchange's write
+ * (no round trip of their own). The strings must outlive the connection. */
 typedef struct rb_node_hello {
     const char *user;          /* NULL or "": none */
     const char *password;      /* NULL: no AUTH */
     int db;                    /* 0: no SELECT */
     const char *client_name;   /* NULL or "": no CLIENT SETNAME */
-    /* Not NULL: also ask CLUSTER SLOTS in the same write, and put its
-     * reply here when it is an array (the server is a cluster node), for
-     * the caller to free; NULL there otherwise. */
-    redisReply **cluster_slots;
+    int probe_cluster;         /* also ask CLUSTER SLOTS; the answer is
+                                  kept for rb_node__take_probe */
 } rb_node_hello;
 
 typedef struct rb_cmd {
@@ -56,8 +60,10 @@ int rb_node__connected(const rb_node *n);
 int rb_node__reached(const rb_node *n);
 void rb_node__drop(rb_node *n);
 
-/* Connect (one attempt, until until_ms) and run the handshake.
- * RB_NODE_FAILED and RB_NODE_REFUSED set err (RB_EUNREACHABLE, RB_EREDIS). */
+/* Connect (one attempt, until until_ms) and run the part of the handshake
+ * that must come first (rb_node_hello). RB_NODE_FAILED and RB_NODE_REFUSED
+ * set err (RB_EUNREACHABLE, RB_EREDIS); RB_NODE_REFUSED also for a plain
+ * connection to a TLS port. */
 rb_node_io rb_node__connect(rb_node *n, const rb_stream_cfg *cfg,
                        const rb_node_hello *hello, long long until_ms,
                        int cancel_fd, rb_error *err);
@@ -70,5 +76,10 @@ rb_node_io rb_node__connect(rb_node *n, const rb_stream_cfg *cfg,
 rb_node_io rb_node__exchange(rb_node *n, const rb_cmd *cmds, int ncmds,
                         long long reply_by, int cancel_fd,
                         redisReply **replies, rb_error *err);
+
+/* Whether the cluster probe of this connection was answered: 1 with
+ * *slots the CLUSTER SLOTS array (the server is a cluster node; the caller
+ * frees it) or NULL (it is not), once; 0 while no answer came. */
+int rb_node__take_probe(rb_node *n, redisReply **slots);
 
 #endif

@@ -260,3 +260,81 @@ int rb_reply__strings(const redisReply *r, redisReply ***items,
     *count = r->elements;
     return RB_OK;
 }
+
+/* ---- error replies ---------------------------------------------------- */
+
+static int starts(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* Redis' "NOPERM this user has no permissions to run the 'zadd' command". */
+static const char noperm_run[] = "NOPERM this user has no permissions to "
+                                 "run the '";
+
+rb_reply_err rb_reply__classify(const char *msg)
+{
+    static const struct {
+        const char *prefix;
+        rb_reply_err kind;
+    } rules[] = {
+        { "NOSCRIPT", RB_REPLY_NOSCRIPT },
+        { "WRONGTYPE", RB_REPLY_WRONGTYPE },
+        { "MOVED ", RB_REPLY_MOVED },
+        { "ASK ", RB_REPLY_ASK },
+        { "LOADING", RB_REPLY_LOADING },
+        { "BUSY", RB_REPLY_BUSY },
+        { "TRYAGAIN", RB_REPLY_TRYAGAIN },
+        { "MASTERDOWN", RB_REPLY_MASTERDOWN },
+        { "READONLY", RB_REPLY_READONLY },
+        { "UNBLOCKED", RB_REPLY_UNBLOCKED },
+        { "CLUSTERDOWN", RB_REPLY_CLUSTERDOWN },
+        { "ERR unknown command", RB_REPLY_UNKNOWN_COMMAND },
+        { "ERR damaged ", RB_REPLY_DAMAGED },
+    };
+    size_t i;
+
+    if (msg == NULL)
+        return RB_REPLY_OTHER;
+    for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+        if (starts(msg, rules[i].prefix))
+            return rules[i].kind;
+    /* A script's refused call is reported inside the script's error, with
+     * no prefix of its own, and never names the key. */
+    if (strstr(msg, "can't access at least one of the keys") != NULL ||
+        (starts(msg, "NOPERM") && strstr(msg, "keys") != NULL))
+        return RB_REPLY_NOPERM_KEYS;
+    if (starts(msg, noperm_run))
+        return RB_REPLY_NOPERM_COMMAND;
+    if (strstr(msg, "can't run this command") != NULL)
+        return RB_REPLY_NOPERM_SCRIPT;
+    if (starts(msg, "NOPERM"))
+        return RB_REPLY_NOPERM;
+    return RB_REPLY_OTHER;
+}
+
+int rb_reply__noperm_command(const char *msg, char *out, size_t len)
+{
+    const char *name;
+    size_t i;
+
+    if (len == 0 || !starts(msg, noperm_run))
+        return 0;
+    name = msg + sizeof(noperm_run) - 1;
+    for (i = 0; i + 1 < len && name[i] && name[i] != '\''; i++)
+        out[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] + 32
+                                                          : name[i]);
+    out[i] = '\0';
+    return i > 0;
+}
+
+size_t rb_reply__error_text(const char *msg, size_t len)
+{
+    /* An error a script raised ends in " script: <sha>, on
+     * @user_script:<line>.": where, not what; keep the what. */
+    const char *tail = strstr(msg, " script: ");
+
+    if (tail && strstr(tail, "@user_script") && (size_t)(tail - msg) < len)
+        return (size_t)(tail - msg);
+    return len;
+}

@@ -85,4 +85,19 @@ int rb_reply__reset(const redisReply *r, rb_reset_reply *out);
 int rb_reply__strings(const redisReply *r, redisReply ***items,
                       size_t *count);
 
+/* ---- error replies ---------------------------------------------------- */
+
+/* The class of an error reply's text (msg as Redis sent it). Every Redis
+ * error prefix rbarrier acts on is named here and nowhere else. */
+rb_reply_err rb_reply__classify(const char *msg);
+
+/* How much of an error reply's text (len bytes) to show: all of it, less
+ * the location Redis appends to an error a script raised. */
+size_t rb_reply__error_text(const char *msg, size_t len);
+
+/* ACL refusal of a command sent directly ("... to run the 'zadd'
+ * command"): the command's name into out (lower case); 0 when msg does
+ * not name one. */
+int rb_reply__noperm_command(const char *msg, char *out, size_t len);
+
 #endif

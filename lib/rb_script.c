@@ -13,7 +13,7 @@
 #define RB_SCRIPT_ARGS_MAX 16
 
 int rb_script__run(rb_conn *c, rb_script_id id, const char *const *keys,
-                   const char *const *args, int nargs, const rb_call *call,
+                   const char *const *args, int nargs, rb_call *call,
                    redisReply **out, rb_error *err)
 {
     const rb_script *s = &rb_scripts[id];
@@ -43,20 +43,12 @@ int rb_script__run(rb_conn *c, rb_script_id id, const char *const *keys,
         lens[i] = strlen(argv[i]);
 
     rc = rb_conn__call(c, argc, argv, lens, call, out, err);
-    if (rc == RB_EREDIS && strncmp(err->msg, "NOSCRIPT", 8) == 0) {
+    if (rc == RB_EREDIS && call->reply_err == RB_REPLY_NOSCRIPT) {
         argv[0] = "EVAL";
         lens[0] = 4;
         argv[1] = s->source;
         lens[1] = s->length;
         rc = rb_conn__call(c, argc, argv, lens, call, out, err);
-    }
-    if (rc == RB_EREDIS) {
-        /* An error a script raised ends in " script: <sha>, on
-         * @user_script:<line>.": where, not what; keep the what. */
-        char *tail = strstr(err->msg, " script: ");
-
-        if (tail && strstr(tail, "@user_script"))
-            *tail = '\0';
     }
     return rc;
 }

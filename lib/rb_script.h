@@ -35,9 +35,10 @@ extern const size_t rb_scripts_count;
 
 /* Run a script by EVALSHA; on NOSCRIPT (a flushed or restarted server)
  * send it once by EVAL, which also caches it again. keys has the script's
- * numkeys entries; args has nargs. */
+ * numkeys entries; args has nargs. call->reply_err tells the class of an
+ * error reply (rb_conn__call). */
 int rb_script__run(rb_conn *c, rb_script_id id, const char *const *keys,
-                   const char *const *args, int nargs, const rb_call *call,
+                   const char *const *args, int nargs, rb_call *call,
                    redisReply **out, rb_error *err);
 
 #endif

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "rb_stream.h"
@@ -27,9 +28,10 @@ static ssize_t plain_read(rb_stream *s, void *buf, size_t len, rb_error *err)
 static ssize_t plain_write(rb_stream *s, const void *buf, size_t len,
                            rb_error *err)
 {
-    /* write(2), as hiredis does: a server that went away raises SIGPIPE,
-     * which a program ignores (the CLI does) to get EPIPE here. */
-    ssize_t n = write(s->fd, buf, len);
+    /* send(2) with MSG_NOSIGNAL: a server that went away is EPIPE here, a
+     * dropped connection like any other, and never a SIGPIPE that kills
+     * the program embedding the library. */
+    ssize_t n = send(s->fd, buf, len, MSG_NOSIGNAL);
 
     if (n > 0)
         return n;

@@ -10,11 +10,13 @@
 
 #include "include/rbarrier.h"
 
-/* Monotonic clock in milliseconds; the library's deadlines are on it. */
+/* Monotonic clock in milliseconds; the library's deadlines are on it
+ * (rb_deadline.c, the bottom layer). */
 long long rb_now_ms(void);
 
 /* Fill buf with 2*bytes random hex digits and a NUL (bytes <= 32); the
- * library's nonces, and fresh names for callers that need one. */
+ * library's nonces, and fresh names for callers that need one
+ * (rb_random.c). */
 void rb_random_hex(char *buf, size_t bytes);
 
 /* ---- fault injection (test builds only) --------------------------------- */

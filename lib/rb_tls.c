@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <sys/socket.h>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -23,6 +24,7 @@
 
 struct rb_tls_ctx {
     SSL_CTX *ssl_ctx;
+    BIO_METHOD *socket;   /* a socket BIO whose writes raise no SIGPIPE */
     char *sni;
     int insecure;
 };
@@ -54,6 +56,43 @@ static const char *reason_of(const char *text)
     return p && p[1] ? p + 1 : text;
 }
 
+/* OpenSSL's socket BIO writes with write(2): a server gone away would
+ * raise SIGPIPE in the program that embeds us. The same BIO, but writing
+ * with send(2) and MSG_NOSIGNAL. */
+static int nosig_write(BIO *b, const char *buf, int len)
+{
+    int fd = -1, n;
+
+    BIO_get_fd(b, &fd);
+    errno = 0;
+    n = (int)send(fd, buf, (size_t)len, MSG_NOSIGNAL);
+    BIO_clear_retry_flags(b);
+    if (n <= 0 && BIO_sock_should_retry(n))
+        BIO_set_retry_write(b);
+    return n;
+}
+
+static BIO_METHOD *nosig_socket(void)
+{
+    const BIO_METHOD *sock = BIO_s_socket();
+    BIO_METHOD *m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK |
+                                     BIO_TYPE_DESCRIPTOR,
+                                 "socket without SIGPIPE");
+
+    if (m == NULL)
+        return NULL;
+    if (!BIO_meth_set_write(m, nosig_write) ||
+        !BIO_meth_set_read(m, BIO_meth_get_read(sock)) ||
+        !BIO_meth_set_puts(m, BIO_meth_get_puts(sock)) ||
+        !BIO_meth_set_ctrl(m, BIO_meth_get_ctrl(sock)) ||
+        !BIO_meth_set_create(m, BIO_meth_get_create(sock)) ||
+        !BIO_meth_set_destroy(m, BIO_meth_get_destroy(sock))) {
+        BIO_meth_free(m);
+        return NULL;
+    }
+    return m;
+}
+
 static int load_fail(rb_error *err, const char *what, const char *file)
 {
     char buf[256];
@@ -72,6 +111,10 @@ int rb_tls__ctx_new(rb_tls_ctx **out, const rb_tls_opts *opts,
     *out = NULL;
     if (opts == NULL)
         opts = &none;
+    if (opts->version != RB_TLS_OPTS_VERSION)
+        return rb_error__set(err, RB_EINVAL, "rb_tls_opts version %u is not "
+                             "one this library knows (%d)", opts->version,
+                             RB_TLS_OPTS_VERSION);
     if ((opts->cert == NULL) != (opts->key == NULL))
         return rb_error__set(err, RB_EINVAL,
                              "TLS: a client certificate needs its key, and "
@@ -81,7 +124,7 @@ int rb_tls__ctx_new(rb_tls_ctx **out, const rb_tls_opts *opts,
         return rb_error__set(err, RB_ENOMEM, "out of memory");
     ERR_clear_error();
     c->ssl_ctx = SSL_CTX_new(TLS_client_method());
-    if (c->ssl_ctx == NULL)
+    if (c->ssl_ctx == NULL || (c->socket = nosig_socket()) == NULL)
         goto nomem;
     SSL_CTX_set_min_proto_version(c->ssl_ctx, TLS1_2_VERSION);
     /* Redis closes a killed client's socket without close_notify; that is
@@ -154,6 +197,7 @@ void rb_tls__ctx_free(rb_tls_ctx *ctx)
     if (ctx == NULL)
         return;
     SSL_CTX_free(ctx->ssl_ctx);
+    BIO_meth_free(ctx->socket);
     free(ctx->sni);
     free(ctx);
 }
@@ -224,6 +268,7 @@ int rb_tls__handshake(rb_tls **out, rb_tls_ctx *ctx, int fd,
                       rb_error *err)
 {
     rb_tls *t;
+    BIO *bio = NULL;
     long long started = rb_now_ms();
 
     *out = NULL;
@@ -233,8 +278,11 @@ int rb_tls__handshake(rb_tls **out, rb_tls_ctx *ctx, int fd,
         return rb_error__set(err, RB_ENOMEM, "out of memory");
     ERR_clear_error();
     t->ssl = SSL_new(ctx->ssl_ctx);
-    if (t->ssl == NULL || !SSL_set_fd(t->ssl, fd) ||
-        !set_peer_name(t->ssl, ctx, host)) {
+    if (t->ssl != NULL && (bio = BIO_new(ctx->socket)) != NULL) {
+        BIO_set_fd(bio, fd, BIO_NOCLOSE);
+        SSL_set_bio(t->ssl, bio, bio);
+    }
+    if (t->ssl == NULL || bio == NULL || !set_peer_name(t->ssl, ctx, host)) {
         rb_tls__free(t);
         ERR_clear_error();
         return rb_error__set(err, RB_ENOMEM, "TLS: cannot set up a session");

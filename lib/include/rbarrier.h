@@ -9,11 +9,40 @@
  * Errors: every call returns 0 (RB_OK) or a negative rb_code, and fills the
  * caller's rb_error with the same code and a one-line message. Nothing here
  * prints, exits, or reads the environment.
+ *
+ * Options: every options struct starts with `unsigned int version`, set by
+ * its _INIT macro; declare one with the macro and set the fields you need,
+ * so a program built against this header keeps working when later versions
+ * add fields. A call given a version it does not know returns RB_EINVAL.
+ *
+ * Threads: an rb_conn handle, and every call made with it, belongs to one
+ * thread at a time (use one handle per thread). Everything else (checks,
+ * URL parsing, rb_version, rb_strerror) is reentrant and keeps no global
+ * state. OpenSSL is touched only by handles of rediss:// URLs, and sets
+ * itself up on first use, once, thread-safely.
+ *
+ * SIGPIPE: the library never raises it. Plain connections write with
+ * send(2) and MSG_NOSIGNAL, and TLS connections through a socket that does
+ * the same, so a server that went away is a dropped connection (resent as
+ * the call's deadline allows), not a signal: a program need not ignore
+ * SIGPIPE for the library's sake.
  */
 
 #include <stddef.h>
 
-#define RB_VERSION "0.3.0"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RB_VERSION_MAJOR 1
+#define RB_VERSION_MINOR 0
+#define RB_VERSION_PATCH 0
+#define RB_VERSION "1.0.0"
+
+/* The version of the library in use, "MAJOR.MINOR.PATCH": RB_VERSION of
+ * the header it was built from, which may be newer than the one a program
+ * was compiled with. */
+const char *rb_version(void);
 
 typedef enum rb_code {
     RB_OK = 0,
@@ -27,6 +56,10 @@ typedef enum rb_code {
     RB_ENOMEM = -8,
     RB_EPROTO = -9        /* a reply of a shape the protocol never sends */
 } rb_code;
+
+/* What a code means, in a few words ("Redis could not be reached"); a
+ * static string, never NULL ("unknown error code" for a value not above). */
+const char *rb_strerror(int code);
 
 typedef struct rb_error {
     int code;             /* an rb_code */
@@ -118,6 +151,7 @@ int rb_url_format(char *out, size_t outlen, const rb_url *url,
  * when neither is given; only `insecure` skips that. Files are read when
  * the connection handle is made. */
 typedef struct rb_tls_opts {
+    unsigned int version;   /* RB_TLS_OPTS_VERSION */
     const char *cacert;     /* PEM file of trusted CA certificates */
     const char *cacertdir;  /* directory of hashed CA certificates */
     const char *cert;       /* client certificate (tls-auth-clients yes) */
@@ -128,7 +162,8 @@ typedef struct rb_tls_opts {
                                production) */
 } rb_tls_opts;
 
-#define RB_TLS_OPTS_INIT { .cacert = NULL, .insecure = 0 }
+#define RB_TLS_OPTS_VERSION 1
+#define RB_TLS_OPTS_INIT { .version = RB_TLS_OPTS_VERSION }
 
 
 typedef struct rb_conn rb_conn;
@@ -142,6 +177,7 @@ typedef void (*rb_unreachable_fn)(void *payload, const char *what,
                                   long long left_ms);
 
 typedef struct rb_conn_opts {
+    unsigned int version;          /* RB_CONN_OPTS_VERSION */
     long long connect_timeout_ms;  /* how long a handle that never connected
                                 retries reaching Redis; 0: until the
                                 operation's own deadline (wait --timeout),
@@ -167,12 +203,16 @@ typedef struct rb_conn_opts {
 } rb_conn_opts;
 
 /* Designated, so a field added later is zero (its default) here too. */
-#define RB_CONN_OPTS_INIT { .cancel_fd = -1 }
+#define RB_CONN_OPTS_VERSION 1
+#define RB_CONN_OPTS_INIT { .version = RB_CONN_OPTS_VERSION, .cancel_fd = -1 }
 
 /* Create a connection handle. Connecting is lazy and retried: every call
  * (re)connects as needed, with capped exponential backoff, until its own
- * deadline. The handle copies `url` and `opts`.
- * @param[out] out  freed with rb_conn_free */
+ * deadline. The handle copies `url` and `opts` (and the strings opts
+ * points to, but not the TLS files: they are read here).
+ * @param[out] out  freed with rb_conn_free
+ * @return RB_OK, RB_EINVAL (an opts version this library does not know, a
+ *         TLS file that cannot be read), RB_ENOMEM */
 int rb_conn_new(rb_conn **out, const rb_url *url, const rb_conn_opts *opts,
                 rb_error *err);
 
@@ -347,5 +387,9 @@ int rb_param_get(char **out, rb_conn *c, const char *prefix,
                  const char *param, rb_error *err);
 int rb_param_set(rb_conn *c, const char *prefix, const char *param,
                  const char *value, long ttl_s, rb_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -10,7 +10,7 @@ trap kill_spawned EXIT
 
 t0=$(now_ms)
 start_sentinel_setup s mymaster || { not_ok "start master, replica and sentinel"; exit 1; }
-ok "master :$SENT_MASTER_PORT, replica :$SENT_REPLICA_PORT, sentinel :$SENT_PORT ($(since "$t0") ms)"
+diag "master :$SENT_MASTER_PORT, replica :$SENT_REPLICA_PORT, sentinel :$SENT_PORT ($(since "$t0") ms)"
 url="redis-sentinel://127.0.0.1:$SENT_PORT#mymaster"
 
 n=$(fresh sent)

@@ -8,7 +8,8 @@
 #  3. wrong CA, expired certificate, wrong host name: exit 4 with the reason,
 #     at once (retrying cannot help); --insecure passes and warns;
 #  4. mistakes: a plain URL with TLS flags (exit 2), a plain client on the
-#     TLS port and a TLS client on a plain port (exit 4, one line).
+#     TLS port (exit 4, one line: use rediss://) and a TLS client on a plain
+#     port (exit 4, one line).
 . "$RB_TESTS_DIR/lib.sh"
 . "$RB_TESTS_DIR/fault/lib_fault.sh"
 trap kill_spawned EXIT
@@ -108,9 +109,16 @@ tls_fails "no --cacert: the system's trust store does not know the test CA" \
 err=$(rb get --url "redis://127.0.0.1:$port" --cacert "$ca" --param x 2>&1)
 expect_eq "--cacert with redis:// is bad input" 2 $?
 expect_match "... and says so" "^rbarrier: --cacert needs a rediss://" "$err"
+t0=$(now_ms)
 err=$(rb get --url "redis://127.0.0.1:$port" --param x 2>&1)
 expect_eq "a plain client on the TLS port: exit 4" 4 $?
 expect_eq "... in one line" 1 "$(printf '%s\n' "$err" | wc -l)"
+expect_match "... that says to use rediss://" \
+    "^rbarrier: .*127\.0\.0\.1:$port: the server speaks TLS: use rediss://$" "$err"
+check "... at once, not after retrying ($(since "$t0") ms)" test "$(since "$t0")" -lt 1500
+err=$(rb get --url "redis://127.0.0.1:$port" --param x --connect-timeout 30 2>&1)
+expect_match "... with --connect-timeout too (retrying cannot help)" \
+    "the server speaks TLS: use rediss://$" "$err"
 start_redis plain || not_ok "start a plain redis-server"
 tls_fails "a TLS client on a plain port" "TLS: .*\(is that port a TLS port\?\)$" \
     get --url "rediss://127.0.0.1:$REDIS_PORT" --cacert "$ca" --param x --connect-timeout 1

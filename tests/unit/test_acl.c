@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "rb_acl.h"
+#include "rb_reply.h"
 
 static void explain(const char *reply, int argc, const char **argv,
                     const char *needle)
@@ -25,7 +26,8 @@ static void explain(const char *reply, int argc, const char **argv,
 
     for (i = 0; i < argc; i++)
         lens[i] = strlen(argv[i]);
-    assert_int_equal(rb_acl__explain(&err, reply, argc, argv, lens),
+    assert_int_equal(rb_acl__explain(&err, rb_reply__classify(reply), reply,
+                                     argc, argv, lens),
                      RB_EREDIS);
     assert_int_equal(err.code, RB_EREDIS);
     if (strstr(err.msg, needle) == NULL)
@@ -73,11 +75,12 @@ static void test_acl_other_errors(void **state)
     size_t lens[] = { 3, 6 };
 
     (void)state;
-    assert_int_equal(rb_acl__explain(&err, "WRONGTYPE Operation against a "
-                                     "key", 2, argv, lens), RB_OK);
+    assert_int_equal(rb_acl__explain(&err, RB_REPLY_WRONGTYPE,
+                                     "WRONGTYPE Operation against a key", 2,
+                                     argv, lens), RB_OK);
     assert_string_equal(err.msg, "untouched");
-    assert_int_equal(rb_acl__explain(&err, "NOPERM something new", 2, argv,
-                                     lens), RB_EREDIS);
+    assert_int_equal(rb_acl__explain(&err, RB_REPLY_NOPERM,
+                                     "NOPERM something new", 2, argv, lens), RB_EREDIS);
     assert_non_null(strstr(err.msg, "something new"));
 }
 

@@ -1,5 +1,6 @@
 /* The node and the resend loop against a scripted stand-in server on a
- * unix socket (a forked child): the handshake goes out in one write, each
+ * unix socket (a forked child): the handshake goes out in one write (with
+ * the first command when no AUTH or SELECT gates it), each
  * "not now" reply is resent, an error reply is final, an EXACT deadline
  * ends a call that gets no reply at that deadline, and a first connection
  * cut during its handshake is tried again while nobody listening fails at
@@ -312,6 +313,217 @@ static void test_nobody_listening_fails_at_once(void **state)
     assert_true(took < 1000);
 }
 
+/* A stand-in that never finishes its reply: after the first read it writes
+ * head, then drip every interval_ms, for as long as the client listens. */
+static pid_t serve_unfinished(const char *head, const char *drip,
+                              int interval_ms)
+{
+    struct sockaddr_un sun;
+    int l;
+    pid_t pid;
+
+    fresh_paths();
+    memset(&sun, 0, sizeof(sun));
+    sun.sun_family = AF_UNIX;
+    strcpy(sun.sun_path, sock_path);
+    l = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(l >= 0);
+    assert_int_equal(bind(l, (struct sockaddr *)&sun, sizeof(sun)), 0);
+    assert_int_equal(listen(l, 8), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() == 1)
+            _exit(0);
+        for (;;) {
+            int c = accept(l, NULL, NULL);
+            char buf[4096];
+
+            if (c < 0)
+                _exit(0);
+            if (read(c, buf, sizeof(buf)) > 0 &&
+                write(c, head, strlen(head)) >= 0) {
+                while (drip[0] && write(c, drip, strlen(drip)) > 0)
+                    usleep((useconds_t)interval_ms * 1000);
+                /* Silence: hold the connection until the client drops it. */
+                while (read(c, buf, sizeof(buf)) > 0)
+                    ;
+            }
+            close(c);
+        }
+    }
+    close(l);
+    return pid;
+}
+
+/* Whatever the reply looks like, the wait for it ends by the call's
+ * deadline (plus the reply grace): an endless status line, a trickle of
+ * bytes, a bulk header and then silence. */
+static void test_unfinished_reply_ends_by_deadline(void **state)
+{
+    static const struct {
+        const char *what, *head, *drip;
+        int interval_ms;
+    } cases[] = {
+        { "endless status line", "+", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+          "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 5 },
+        { "trickle", "+O", "K", 100 },
+        { "bulk header, then silence", "$100\r\nab", "", 0 },
+        { "array header, then silence", "*3\r\n:1\r\n", "", 0 },
+    };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char text[160];
+        rb_url url;
+        rb_conn *c = NULL;
+        rb_conn_opts o = RB_CONN_OPTS_INIT;
+        redisReply *r = NULL;
+        rb_error err;
+        pid_t pid = serve_unfinished(cases[i].head, cases[i].drip,
+                                     cases[i].interval_ms);
+        long long t0, took;
+        int rc;
+
+        snprintf(text, sizeof(text), "unix://%s", sock_path);
+        assert_int_equal(rb_url_parse(&url, text, &err), RB_OK);
+        /* A long command timeout: only the deadline may end the wait. */
+        o.command_timeout_ms = 60000;
+        assert_int_equal(rb_conn_new(&c, &url, &o, &err), RB_OK);
+        t0 = rb_now_ms();
+        rc = ping(c, rb_deadline__within(t0, 1000), &r, &err);
+        took = rb_now_ms() - t0;
+        rb_conn_free(c);
+        stop(pid);
+        if (rc != RB_EUNREACHABLE)
+            fail_msg("%s: rc %d (%s)", cases[i].what, rc, err.msg);
+        /* The deadline (1 s) plus RB_REPLY_GRACE_MS, with room for a
+         * loaded machine or memcheck; 60 s would mean it was not bounded. */
+        if (took < 1000 || took > 1000 + RB_REPLY_GRACE_MS + 5000)
+            fail_msg("%s: ended after %lld ms", cases[i].what, took);
+        if (strstr(err.msg, "no reply") == NULL)
+            fail_msg("%s: '%s'", cases[i].what, err.msg);
+    }
+}
+
+/* A reply the reader refuses (an array longer than any Redis sends) ends
+ * the call at once as a protocol error, not by the deadline. */
+static void test_huge_bulk_refused(void **state)
+{
+    char text[160];
+    rb_url url;
+    rb_conn *c = NULL;
+    redisReply *r = NULL;
+    rb_error err;
+    pid_t pid = serve_unfinished("*99999999999999\r\n", "", 0);
+    long long t0, took;
+    int rc;
+
+    (void)state;
+    snprintf(text, sizeof(text), "unix://%s", sock_path);
+    assert_int_equal(rb_url_parse(&url, text, &err), RB_OK);
+    assert_int_equal(rb_conn_new(&c, &url, NULL, &err), RB_OK);
+    t0 = rb_now_ms();
+    rc = ping(c, rb_deadline__within(t0, 20000), &r, &err);
+    took = rb_now_ms() - t0;
+    rb_conn_free(c);
+    stop(pid);
+    assert_int_equal(rc, RB_EPROTO);
+    assert_true(took < 10000);
+}
+
+/* An options struct of a version this library does not know is refused
+ * before anything is set up (a program built against a newer header). */
+static void test_unknown_opts_version_refused(void **state)
+{
+    rb_url url;
+    rb_conn *c = NULL;
+    rb_conn_opts o = RB_CONN_OPTS_INIT;
+    rb_tls_opts t = RB_TLS_OPTS_INIT;
+    rb_error err;
+
+    (void)state;
+    assert_int_equal(o.version, RB_CONN_OPTS_VERSION);
+    assert_int_equal(rb_url_parse(&url, "redis://127.0.0.1:1", &err), RB_OK);
+    o.version = RB_CONN_OPTS_VERSION + 1;
+    assert_int_equal(rb_conn_new(&c, &url, &o, &err), RB_EINVAL);
+    assert_null(c);
+    assert_non_null(strstr(err.msg, "version"));
+    o.version = 0;
+    assert_int_equal(rb_conn_new(&c, &url, &o, &err), RB_EINVAL);
+    /* The TLS options too, for a rediss:// URL. */
+    assert_int_equal(rb_url_parse(&url, "rediss://127.0.0.1:1", &err),
+                     RB_OK);
+    o = (rb_conn_opts)RB_CONN_OPTS_INIT;
+    t.version = 0;
+    o.tls = &t;
+    assert_int_equal(rb_conn_new(&c, &url, &o, &err), RB_EINVAL);
+    assert_null(c);
+    t = (rb_tls_opts)RB_TLS_OPTS_INIT;
+    assert_int_equal(rb_conn_new(&c, &url, &o, &err), RB_OK);
+    rb_conn_free(c);
+}
+
+static void test_version_and_strerror(void **state)
+{
+    char want[32];
+    int code;
+
+    (void)state;
+    snprintf(want, sizeof(want), "%d.%d.%d", RB_VERSION_MAJOR,
+             RB_VERSION_MINOR, RB_VERSION_PATCH);
+    assert_string_equal(rb_version(), want);
+    assert_string_equal(RB_VERSION, want);
+    for (code = RB_EPROTO; code <= RB_OK; code++) {
+        assert_non_null(rb_strerror(code));
+        assert_string_not_equal(rb_strerror(code), "unknown error code");
+    }
+    assert_string_equal(rb_strerror(RB_EPROTO - 1), "unknown error code");
+    assert_string_equal(rb_strerror(1), "unknown error code");
+}
+
+/* Without AUTH or SELECT nothing gates the first command, so the rest of
+ * the hello (CLIENT SETNAME) rides in its write: one round trip, not two. */
+static void test_hello_rides_with_first_command(void **state)
+{
+    static const char *const replies[] = {
+        "+PONG\r\n+OK\r\n",          /* PING, then CLIENT SETNAME */
+        "+PONG\r\n",
+    };
+    pid_t pid = serve(replies, 2);
+    char text[160];
+    rb_url url;
+    rb_conn *c = NULL;
+    rb_conn_opts o = RB_CONN_OPTS_INIT;
+    redisReply *r = NULL;
+    rb_error err;
+    FILE *f;
+    char line[64];
+
+    (void)state;
+    snprintf(text, sizeof(text), "unix://%s", sock_path);
+    assert_int_equal(rb_url_parse(&url, text, &err), RB_OK);
+    o.client_name = "rbarrier:test";
+    assert_int_equal(rb_conn_new(&c, &url, &o, &err), RB_OK);
+    assert_int_equal(ping(c, rb_deadline__once(), &r, &err), RB_OK);
+    assert_string_equal(r->str, "PONG");
+    freeReplyObject(r);
+    /* The name is said once per connection, not with every command. */
+    assert_int_equal(ping(c, rb_deadline__once(), &r, &err), RB_OK);
+    freeReplyObject(r);
+    rb_conn_free(c);
+    f = fopen(log_path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof(line), f));
+    assert_string_equal(line, "2 hello\n");
+    assert_non_null(fgets(line, sizeof(line), f));
+    assert_string_equal(line, "1 call\n");
+    fclose(f);
+    stop(pid);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -321,6 +533,11 @@ int main(void)
         cmocka_unit_test(test_cut_first_connection_is_retried),
         cmocka_unit_test(test_always_cut_fails_after_a_few_tries),
         cmocka_unit_test(test_nobody_listening_fails_at_once),
+        cmocka_unit_test(test_unfinished_reply_ends_by_deadline),
+        cmocka_unit_test(test_huge_bulk_refused),
+        cmocka_unit_test(test_unknown_opts_version_refused),
+        cmocka_unit_test(test_version_and_strerror),
+        cmocka_unit_test(test_hello_rides_with_first_command),
     };
 
     signal(SIGPIPE, SIG_IGN);

@@ -322,6 +322,95 @@ static void test_reset_and_strings(void **state)
     freeReplyObject(r);
 }
 
+/* Error replies as Redis 7.0 words them, read by hiredis' reader: each is
+ * classified by its prefix, once; a text that only mentions a prefix
+ * further in is not that class. */
+static void test_classify_errors(void **state)
+{
+    static const struct {
+        const char *resp;
+        rb_reply_err kind;
+    } cases[] = {
+        { "-NOSCRIPT No matching script. Please use EVAL.\r\n",
+          RB_REPLY_NOSCRIPT },
+        { "-WRONGTYPE Operation against a key holding the wrong kind of "
+          "value\r\n", RB_REPLY_WRONGTYPE },
+        { "-MOVED 3999 127.0.0.1:6381\r\n", RB_REPLY_MOVED },
+        { "-ASK 3999 127.0.0.1:6381\r\n", RB_REPLY_ASK },
+        { "-LOADING Redis is loading the dataset in memory\r\n",
+          RB_REPLY_LOADING },
+        { "-BUSY Redis is busy running a script.\r\n", RB_REPLY_BUSY },
+        { "-TRYAGAIN Multiple keys request during rehashing of slot\r\n",
+          RB_REPLY_TRYAGAIN },
+        { "-MASTERDOWN Link with MASTER is down\r\n",
+          RB_REPLY_MASTERDOWN },
+        { "-READONLY You can't write against a read only replica.\r\n",
+          RB_REPLY_READONLY },
+        { "-UNBLOCKED force unblock from blocking operation\r\n",
+          RB_REPLY_UNBLOCKED },
+        { "-CLUSTERDOWN The cluster is down\r\n", RB_REPLY_CLUSTERDOWN },
+        { "-NOPERM this user has no permissions to run the 'zadd' "
+          "command\r\n", RB_REPLY_NOPERM_COMMAND },
+        { "-NOPERM this user has no permissions to access one of the keys "
+          "used as arguments\r\n", RB_REPLY_NOPERM_KEYS },
+        { "-ERR The user executing the script can't run this command or "
+          "subcommand script: abc, on @user_script:1.\r\n",
+          RB_REPLY_NOPERM_SCRIPT },
+        { "-NOPERM something new\r\n", RB_REPLY_NOPERM },
+        { "-ERR unknown command 'BLMOVE', with args beginning with: \r\n",
+          RB_REPLY_UNKNOWN_COMMAND },
+        { "-ERR damaged rb:{x}: n is not a number\r\n", RB_REPLY_DAMAGED },
+        { "-ERR no such key\r\n", RB_REPLY_OTHER },
+        { "-ERR the text says MOVED and NOSCRIPT\r\n", RB_REPLY_OTHER },
+        { "-MOVEDX 1 h:1\r\n", RB_REPLY_OTHER },
+    };
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        redisReply *r = parse_n(cases[i].resp, strlen(cases[i].resp));
+
+        assert_non_null(r);
+        assert_int_equal(r->type, REDIS_REPLY_ERROR);
+        if (rb_reply__classify(r->str) != cases[i].kind)
+            fail_msg("'%s': class %d, not %d", r->str,
+                     (int)rb_reply__classify(r->str), (int)cases[i].kind);
+        freeReplyObject(r);
+    }
+}
+
+static void test_error_text(void **state)
+{
+    static const char raised[] = "ERR damaged barrier state in rb:{x} "
+                                 "script: 0123abcd, on @user_script:84.";
+    static const char plain[] = "ERR no script: here";
+
+    (void)state;
+    /* A script's error loses where it was raised, not what it says. */
+    assert_int_equal(rb_reply__error_text(raised, strlen(raised)),
+                     strlen("ERR damaged barrier state in rb:{x}"));
+    assert_int_equal(rb_reply__error_text(plain, strlen(plain)),
+                     strlen(plain));
+}
+
+static void test_noperm_command(void **state)
+{
+    char cmd[8];
+
+    (void)state;
+    assert_true(rb_reply__noperm_command("NOPERM this user has no "
+                                         "permissions to run the 'ZADD' "
+                                         "command", cmd, sizeof(cmd)));
+    assert_string_equal(cmd, "zadd");
+    /* Cut to the buffer, never past it. */
+    assert_true(rb_reply__noperm_command("NOPERM this user has no "
+                                         "permissions to run the "
+                                         "'client|setname' command", cmd,
+                                         sizeof(cmd)));
+    assert_string_equal(cmd, "client|");
+    assert_false(rb_reply__noperm_command("NOPERM other", cmd, sizeof(cmd)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -332,6 +421,9 @@ int main(void)
         cmocka_unit_test(test_outcome_and_block),
         cmocka_unit_test(test_status),
         cmocka_unit_test(test_reset_and_strings),
+        cmocka_unit_test(test_classify_errors),
+        cmocka_unit_test(test_noperm_command),
+        cmocka_unit_test(test_error_text),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
