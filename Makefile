@@ -12,7 +12,7 @@ WARN = -std=c99 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 HIREDIS_CFLAGS := $(shell pkg-config --cflags hiredis 2>/dev/null)
 HIREDIS_LIBS := $(shell pkg-config --libs hiredis 2>/dev/null || echo -lhiredis)
 ALL_CFLAGS = $(WARN) $(OPT) $(HIREDIS_CFLAGS) $(SSL_CFLAGS) -Ilib -Ilib/include \
-             -I$(BUILD)/gen -MMD -MP $(EXTRA_CFLAGS) $(CFLAGS)
+             -I$(BUILD)/gen -MMD -MP $(EXTRA_DEFS) $(EXTRA_CFLAGS) $(CFLAGS)
 # OpenSSL for rediss:// (hiredis 0.14 has no TLS).
 SSL_CFLAGS := $(shell pkg-config --cflags openssl 2>/dev/null)
 SSL_LIBS := $(shell pkg-config --libs openssl 2>/dev/null || echo -lssl -lcrypto)
@@ -37,6 +37,10 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 # The fault-injection build: same sources, one more define, own objects.
 FLIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/fobj/%.o) $(BUILD)/fobj/gen/rb_scripts.o
 FCLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/fobj/%.o)
+# cli/ includes only the public header and its own: the POSIX level it
+# needs under -std=c99 comes from here, not from a lib/ header.
+CLI_DEFS = -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+$(CLI_OBJ) $(FCLI_OBJ) $(CLI_SRC:%.c=$(BUILD)/pic/%.o): EXTRA_DEFS = $(CLI_DEFS)
 # The shared library: the same sources built position-independent in their
 # own objects (the static library and the CLI stay as they are). It exports
 # only what the public header declares (a version script made from it), and
@@ -105,7 +109,7 @@ $(BUILD)/rbarrier-fault: $(FCLI_OBJ) $(BUILD)/librbarrier-fault.a
 # Unit tests link the library plus the CLI's pure parts (option values,
 # the JSON writer, the demo line).
 CLI_PURE_OBJ := $(BUILD)/obj/cli/opts.o $(BUILD)/obj/cli/json.o \
-                $(BUILD)/obj/cli/demo_line.o
+                $(BUILD)/obj/cli/demo_line.o $(BUILD)/obj/cli/reduce.o
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/librbarrier.a $(CLI_PURE_OBJ)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Wno-missing-prototypes -Icli -o $@ $< \

@@ -11,6 +11,7 @@
 #include "rbarrier.h"
 
 #include "json.h"
+#include "spawn.h"
 
 #if defined(__GNUC__)
 #define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -154,11 +155,6 @@ int cli_url(const cli_common *common, rb_url *url, rb_error *err);
  * -1 to go on, or the exit code after printing why it could not. */
 int cli_open(const rb_url *url, rb_conn **out);
 
-/* Route SIGINT/SIGTERM/SIGHUP to a self-pipe and ignore SIGPIPE. */
-int cli_install_signals(void);
-
-/* The signal that arrived (0: none) since cli_open installed handlers. */
-int cli_signal(void);
 
 /* ---- connection flags: --user, TLS, client names (connopts.c) ---- */
 
@@ -209,6 +205,8 @@ int cli_parse_duration(const char *text, const char *what, long long min_ms,
 #define CLI_TIMEOUT_MAX_MS (365LL * 86400 * 1000)  /* 365d; 0 = no limit */
 #define CLI_LEASE_MIN_MS 100LL                      /* 0.1s */
 #define CLI_LEASE_MAX_MS (86400LL * 1000)           /* 1d */
+#define CLI_KILL_AFTER_MIN_MS 1LL                   /* 0.001s */
+#define CLI_KILL_AFTER_MAX_MS (86400LL * 1000)      /* 1d */
 #define CLI_TTL_MIN_MS 1000LL                       /* 1s */
 #define CLI_TTL_MAX_MS (365LL * 86400 * 1000)       /* 365d */
 /* ms as the shortest exact duration text: 1d, 90s, 0.300s. */

@@ -1,7 +1,6 @@
 /* rbarrier sync / train / get / set: the seed's global and local params.
  * Each command has its own option table; what they share is opening the
  * connection (param_open) and ending the command (param_done). */
-#include "../lib/fmacros.h"
 
 #include <stdio.h>
 #include <stdlib.h>

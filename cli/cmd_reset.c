@@ -1,6 +1,5 @@
 /* rbarrier reset: break a barrier's open round and bring it back to a
  * usable state. */
-#include "../lib/fmacros.h"
 
 #include <stdio.h>
 

@@ -1,5 +1,4 @@
 /* rbarrier status: look at a barrier's open round. */
-#include "../lib/fmacros.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,5 +1,4 @@
 /* rbarrier worker: one worker of the seed's experiment. */
-#include "../lib/fmacros.h"
 
 #include <errno.h>
 #include <stdio.h>

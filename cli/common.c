@@ -1,4 +1,3 @@
-#include "../lib/fmacros.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -397,52 +396,6 @@ int cli_prefix(const cli_common *common, const char **out, rb_error *err)
     return rb_check_name(*out, "prefix", err);
 }
 
-/* Self-pipe: the handler only records the signal and writes one byte; the
- * library's poll sees the byte and breaks the round cleanly. */
-static int signal_pipe[2] = { -1, -1 };
-static volatile sig_atomic_t caught_signal;
-
-static void on_signal(int sig)
-{
-    int saved = errno;
-    char byte = (char)sig;
-
-    if (caught_signal == 0)
-        caught_signal = sig;
-    if (write(signal_pipe[1], &byte, 1) < 0) {
-        /* Nothing to do: the pipe already holds a byte. */
-    }
-    errno = saved;
-}
-
-int cli_signal(void)
-{
-    return (int)caught_signal;
-}
-
-int cli_install_signals(void)
-{
-    struct sigaction sa;
-
-    if (signal_pipe[0] >= 0)
-        return 0;
-    if (pipe(signal_pipe) != 0)
-        return -1;
-    fcntl(signal_pipe[0], F_SETFD, FD_CLOEXEC);
-    fcntl(signal_pipe[1], F_SETFD, FD_CLOEXEC);
-    fcntl(signal_pipe[1], F_SETFL, O_NONBLOCK);
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    /* A write to a socket the server closed must be an error we handle,
-     * not a silent death. */
-    signal(SIGPIPE, SIG_IGN);
-    return 0;
-}
-
 /* Said once, so that a long wait on a Redis that is down is not silent. */
 static void say_unreachable(void *payload, const char *what,
                             long long left_ms)
@@ -467,7 +420,7 @@ int cli_open(const rb_url *url, rb_conn **out)
 
     if (cli_install_signals() != 0)
         return cli_fail(CLI_EXIT_REDIS, "pipe: %s", strerror(errno));
-    opts.cancel_fd = signal_pipe[0];
+    opts.cancel_fd = cli_signal_fd();
     opts.connect_timeout_ms = connect_timeout_ms;
     opts.replicas = (int)replicas;
     opts.on_unreachable = say_unreachable;

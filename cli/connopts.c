@@ -6,7 +6,6 @@
  * is exported as its variable, so the processes rbarrier starts (demo's
  * workers) connect the same way without the settings in their argv.
  */
-#include "../lib/fmacros.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,6 @@
  * options, examples, the exit codes that command can return), `rbarrier
  * help CMD`, and the nearest command for a typo. Every line fits 80
  * columns. */
-#include "../lib/fmacros.h"
 
 #include <stdio.h>
 #include <string.h>
