@@ -66,6 +66,8 @@ void cli_usage(FILE *f);
 int cli_help_command(int argc, char **argv);
 /* Say "unknown command", with the nearest command if one is close; 2. */
 int cli_unknown_command(const char *word);
+/* Edit distance, for suggestions (99 for words of 32 bytes or more). */
+size_t cli_distance(const char *a, const char *b);
 /* The command nearest to word, or NULL. */
 const char *cli_suggest(const char *word);
 
@@ -136,6 +138,13 @@ void cli_json_enable(void);
  * "timeout", "interrupted", "error"), reason when not ok, exit. Returns
  * code; a no-op without --json. */
 int cli_done(int code, const char *reason);
+/* Record a failed write to stdout (errno e); cli_finish reports it. */
+void cli_stdout_failed(int e);
+/* After a command: flush stdout; if anything written to it was lost, say
+ * so in one line and turn exit 0 into 1. Returns the exit code. */
+int cli_finish(int code);
+/* Before anything else: occupy a closed fd 0, 1 or 2 (see common.c). */
+void cli_std_fds(void);
 /* The outcome word for an exit code. */
 const char *cli_outcome(int code);
 

@@ -104,10 +104,52 @@ int cli_done(int code, const char *reason)
     if (code != CLI_EXIT_OK)
         cli_json_kstr(j, "reason", reason ? reason : cli_outcome(code));
     cli_json_kint(j, "exit", code);
-    fflush(stdout);
-    cli_json_write(j, STDOUT_FILENO);
+    if (fflush(stdout) != 0)
+        cli_stdout_failed(errno);
+    if (cli_json_write(j, STDOUT_FILENO) != 0)
+        cli_stdout_failed(errno);
     out_json_done = 1;
     return code;
+}
+
+/* The first failed write to stdout (0: none). */
+static int stdout_errno;
+
+void cli_stdout_failed(int e)
+{
+    if (stdout_errno == 0)
+        stdout_errno = e ? e : EIO;
+}
+
+void cli_std_fds(void)
+{
+    int fd;
+
+    /* A closed 0, 1 or 2 would be taken by the first socket we open, and
+     * a result printed into Redis. Occupy it with /dev/null opened so that
+     * using it fails as it would have: writing to stdout still reports an
+     * error. */
+    for (fd = 0; fd <= 2; fd++)
+        if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+            int n = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+
+            if (n >= 0 && n != fd) {
+                dup2(n, fd);
+                close(n);
+            }
+        }
+}
+
+int cli_finish(int code)
+{
+    if (fflush(stdout) != 0 || ferror(stdout))
+        cli_stdout_failed(errno);
+    if (stdout_errno == 0)
+        return code;
+    /* As coreutils: output lost is a failure, said once on stderr. */
+    cli_message("cannot write to stdout: %s",
+                strerror(stdout_errno));
+    return code == CLI_EXIT_OK ? CLI_EXIT_REDIS : code;
 }
 
 void cli_message(const char *fmt, ...)
@@ -217,14 +259,61 @@ static struct arg_hdr *find_long(void **table, const char *name, size_t len)
     return NULL;
 }
 
+/* The table's long option nearest to name (len bytes), for "did you
+ * mean": within 2 edits, or name is a prefix of it. NULL: none close. */
+static const char *nearest_long(void **table, const char *name, size_t len)
+{
+    struct arg_hdr **hdr = (struct arg_hdr **)table;
+    const char *best = NULL;
+    char word[32];
+    size_t best_d = 3, d;
+
+    if (len == 0 || len >= sizeof(word))
+        return NULL;
+    memcpy(word, name, len);
+    word[len] = '\0';
+    for (; !((*hdr)->flag & ARG_TERMINATOR); hdr++) {
+        const char *lo = (*hdr)->longopts;
+
+        if (lo == NULL || lo[0] == '\0' || strchr(lo, ','))
+            continue;
+        d = cli_distance(word, lo);
+        if (len >= 3 && strncmp(word, lo, len) == 0)
+            d = 1;
+        if (d < best_d) {
+            best_d = d;
+            best = lo;
+        }
+    }
+    return best;
+}
+
+/* Is word one of the table's own options (--long, --long=..., or -x)? */
+static int is_own_option(void **table, const char *word)
+{
+    struct arg_hdr **hdr = (struct arg_hdr **)table;
+
+    if (strncmp(word, "--", 2) == 0 && word[2] != '\0')
+        return find_long(table, word + 2, strcspn(word + 2, "=")) != NULL;
+    if (word[0] != '-' || word[1] == '\0' || word[2] != '\0')
+        return 0;
+    for (; !((*hdr)->flag & ARG_TERMINATOR); hdr++)
+        if ((*hdr)->shortopts && strchr((*hdr)->shortopts, word[1]))
+            return 1;
+    return 0;
+}
+
 /* Check the long options of argv before argtable sees them: whole names
- * only, and no empty value. Returns -1 or the exit code after saying why. */
+ * only, and no empty value; a value that is itself one of this command's
+ * options is a forgotten value (`--name --json`), while any other word
+ * starting with '-' is a value (`--by -1`, `--once '-x'`). Returns -1 or
+ * the exit code after saying why. */
 static int check_long_options(int argc, char **argv, void **table)
 {
     int i;
 
     for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-        const char *opt = argv[i], *eq;
+        const char *opt = argv[i], *eq, *near;
         struct arg_hdr *hdr;
         size_t len;
 
@@ -232,9 +321,13 @@ static int check_long_options(int argc, char **argv, void **table)
             continue;
         eq = strchr(opt, '=');
         len = eq ? (size_t)(eq - opt - 2) : strlen(opt + 2);
-        if ((hdr = find_long(table, opt + 2, len)) == NULL)
+        if ((hdr = find_long(table, opt + 2, len)) == NULL) {
+            if ((near = nearest_long(table, opt + 2, len)) != NULL)
+                return cli_fail(CLI_EXIT_USAGE, "unknown option '%.*s' (did "
+                                "you mean --%s?)", (int)(len + 2), opt, near);
             return cli_fail(CLI_EXIT_USAGE, "unknown option '%.*s'",
                             (int)(len + 2), opt);
+        }
         if (!(hdr->flag & ARG_HASVALUE)) {
             if (eq)
                 return cli_fail(CLI_EXIT_USAGE, "%.*s takes no value",
@@ -246,6 +339,10 @@ static int check_long_options(int argc, char **argv, void **table)
         if ((eq && eq[1] == '\0') || (!eq && argv[i + 1][0] == '\0'))
             return cli_fail(CLI_EXIT_USAGE, "%.*s must not be empty",
                             (int)(len + 2), opt);
+        if (!eq && is_own_option(table, argv[i + 1]))
+            return cli_fail(CLI_EXIT_USAGE, "%s needs a value, not the "
+                            "option %s (a value that looks like one: "
+                            "%s=VALUE)", opt, argv[i + 1], opt);
         if (!eq)
             i++;    /* the value, whatever it looks like */
     }

@@ -7,9 +7,12 @@
  * workers) connect the same way without the settings in their argv.
  */
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -85,6 +88,31 @@ static const char *flag_or_env(struct arg_str *a, const char *env)
     return v && v[0] ? v : NULL;
 }
 
+/* A TLS file or directory that is not there is bad input, said before
+ * any connection (OpenSSL's own error would come later and less clear). */
+static int check_path(const cli_common *common, size_t i, const char *path,
+                      int want_dir, rb_error *err)
+{
+    struct stat st;
+    const char *what = (*str_field((cli_common *)common, i))->count
+                           ? str_flags[i].name : str_flags[i].env;
+    const char *dash = (*str_field((cli_common *)common, i))->count ? "--"
+                                                                    : "$";
+
+    if (path == NULL)
+        return RB_OK;
+    if (stat(path, &st) != 0 || access(path, R_OK) != 0)
+        return cli_error(err, "%s%s: cannot read '%.300s': %s", dash, what,
+                         path, strerror(errno));
+    if (want_dir && !S_ISDIR(st.st_mode))
+        return cli_error(err, "%s%s: '%.300s' is not a directory", dash,
+                         what, path);
+    if (!want_dir && S_ISDIR(st.st_mode))
+        return cli_error(err, "%s%s: '%.300s' is a directory, not a file",
+                         dash, what, path);
+    return RB_OK;
+}
+
 int cli_connopts_apply(const cli_common *common, rb_url *url, rb_error *err)
 {
     const char *vals[sizeof(str_flags) / sizeof(str_flags[0])];
@@ -126,7 +154,13 @@ int cli_connopts_apply(const cli_common *common, rb_url *url, rb_error *err)
         if (common->insecure->count)
             return cli_error(err, "--insecure needs a rediss:// or "
                              "rediss-sentinel:// URL");
+        return RB_OK;
     }
+    if (check_path(common, 1, tls.cacert, 0, err) != RB_OK ||
+        check_path(common, 2, tls.cacertdir, 1, err) != RB_OK ||
+        check_path(common, 3, tls.cert, 0, err) != RB_OK ||
+        check_path(common, 4, tls.key, 0, err) != RB_OK)
+        return RB_EINVAL;
     return RB_OK;
 }
 

@@ -74,16 +74,10 @@ static void arm_fault_from_env(void)
 }
 #endif
 
-int main(int argc, char **argv)
+static int run_command(int argc, char **argv)
 {
     size_t i;
 
-    /* First: what was ignored at start (nohup) must be known before
-     * anything is changed. */
-    cli_signals_init();
-#ifdef RB_FAULT_INJECTION
-    arm_fault_from_env();
-#endif
     if (argc < 2) {
         cli_usage(stderr);
         return CLI_EXIT_USAGE;
@@ -108,4 +102,16 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], cli_commands[i].name) == 0)
             return cli_commands[i].fn(argc - 1, argv + 1);
     return cli_unknown_command(argv[1]);
+}
+
+int main(int argc, char **argv)
+{
+    /* First: what was ignored at start (nohup) must be known before
+     * anything is changed. */
+    cli_signals_init();
+    cli_std_fds();
+#ifdef RB_FAULT_INJECTION
+    arm_fault_from_env();
+#endif
+    return cli_finish(run_command(argc, argv));
 }
