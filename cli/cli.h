@@ -10,6 +10,7 @@
 
 #include "rbarrier.h"
 
+#include "config.h"
 #include "json.h"
 #include "spawn.h"
 
@@ -154,17 +155,6 @@ int cli_error(rb_error *err, const char *fmt, ...) CLI_PRINTF(2, 3);
 /* Exit code for a library result (signal: the signal that cancelled). */
 int cli_exit_code(int rb_rc, int signal_number);
 
-/* Resolve the URL (--url, else $RBARRIER_URL, else the default) and the
- * password (the URL's, else $REDISCLI_AUTH); a user without a password is
- * bad input. Also checks the connection options (--connect-timeout)
- * that cli_open applies. No I/O; messages never quote the URL. */
-int cli_url(const cli_common *common, rb_url *url, rb_error *err);
-
-/* Make a connection handle whose calls a SIGINT/SIGTERM cancels. Returns
- * -1 to go on, or the exit code after printing why it could not. */
-int cli_open(const rb_url *url, rb_conn **out);
-
-
 /* ---- connection flags: --user, TLS, client names (connopts.c) ---- */
 
 #define CLI_CONNOPTS_COUNT 7
@@ -172,24 +162,23 @@ void cli_connopts_init(cli_common *c);
 /* Put the connection flags into table; returns how many (at most
  * CLI_CONNOPTS_COUNT). */
 size_t cli_connopts_table(const cli_common *c, void **table);
-/* Apply --user and resolve the TLS settings (flags, else RBARRIER_*);
- * TLS flags with a plain URL are bad input. */
-int cli_connopts_apply(const cli_common *common, rb_url *url, rb_error *err);
-/* The TLS settings for url (NULL for a plain one); warns once on stderr
- * when they skip verification. */
-const rb_tls_opts *cli_connopts_tls(const rb_url *url);
+/* Connection flag i (user, cacert, cacertdir, cert, key, sni, in that
+ * order): the flag's value (then exported as its RBARRIER_* variable for
+ * child processes), else the variable's, else NULL; *origin names the flag
+ * (without "--") or the variable. */
+const char *cli_connopts_value(const cli_common *common, size_t i,
+                               const char **origin);
+/* 1 when flag i was on the command line. */
+int cli_connopts_given(const cli_common *common, size_t i);
 /* Name this process's connections after a parsed command line:
  * rbarrier:<command>:<--name|--param>:<--id|--worker, else hostname:pid>. */
 void cli_connopts_name(void **table, const char *cmd);
 const char *cli_connopts_client_name(void);
 
-/* Check a barrier name, the prefix and the URL, then cli_open: -1 to go
- * on, or the exit code after saying why not (status, reset). */
+/* Check a barrier name, build cfg (config.h) and open a connection: -1
+ * to go on, or the exit code after saying why not (status, reset). */
 int cli_open_barrier(const cli_common *common, const char *name,
-                     const char **prefix, rb_conn **conn);
-
-/* Prefix from --prefix (validated) or "rb". */
-int cli_prefix(const cli_common *common, const char **out, rb_error *err);
+                     cli_config *cfg, rb_conn **conn);
 
 /* ---- option values (pure; unit-tested) ---- */
 

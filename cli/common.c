@@ -10,7 +10,6 @@
 
 #include "cli.h"
 
-#define DEFAULT_URL "redis://127.0.0.1:6379/0"
 
 
 void cli_common_init(cli_common *c)
@@ -20,7 +19,7 @@ void cli_common_init(cli_common *c)
                       "redis[s]://[[user]:pass@]host[:port][,host2...][/db], "
                       "unix:///path[?db=N] or redis[s]-sentinel://"
                       "host:26379[,...][/db]#MASTER (default $RBARRIER_URL, "
-                      "else " DEFAULT_URL "; a password left out of the "
+                      "else " CLI_DEFAULT_URL "; a password left out of the "
                       "URL comes from $REDISCLI_AUTH)");
     c->prefix = arg_str0(NULL, "prefix", "P", "key prefix (default rb)");
     c->json = arg_lit0(NULL, "json", "print the outcome as one JSON object");
@@ -59,10 +58,6 @@ int cli_error(rb_error *err, const char *fmt, ...)
     va_end(ap);
     return RB_EINVAL;
 }
-
-/* Set by cli_url, applied by cli_open: every subcommand calls both. */
-static long long connect_timeout_ms;
-static long replicas;
 
 /* ---- output ---------------------------------------------------------- */
 
@@ -426,104 +421,13 @@ int cli_exit_code(int rc, int signal_number)
     }
 }
 
-int cli_url(const cli_common *common, rb_url *url, rb_error *err)
-{
-    const char *text = common->url->count ? common->url->sval[0] : NULL;
-    const char *auth = getenv("REDISCLI_AUTH");
-    int from_env = 0, rc;
-
-    if (common->connect_timeout->count &&
-        cli_parse_duration(common->connect_timeout->sval[0],
-                           "--connect-timeout", 0, CLI_TIMEOUT_MAX_MS,
-                           &connect_timeout_ms, err) != RB_OK)
-        return RB_EINVAL;
-    if (common->replicas->count &&
-        cli_parse_long(common->replicas->sval[0], "--replicas", 0, 1000,
-                       &replicas, err) != RB_OK)
-        return RB_EINVAL;
-    if (text == NULL) {
-        text = getenv("RBARRIER_URL");
-        from_env = text != NULL && text[0] != '\0';
-    }
-    if (text == NULL || text[0] == '\0')
-        text = DEFAULT_URL;
-    rc = rb_url_parse(url, text, err);
-    if (rc != RB_OK) {
-        /* Say where the URL came from; the library never quotes it. */
-        char msg[sizeof(err->msg)];
-
-        snprintf(msg, sizeof(msg), "%s: %.480s",
-                 from_env ? "$RBARRIER_URL" : "--url", err->msg);
-        memcpy(err->msg, msg, sizeof(msg));
-        return rc;
-    }
-    if ((rc = cli_connopts_apply(common, url, err)) != RB_OK)
-        return rc;
-    /* The password: the URL's, else $REDISCLI_AUTH (redis-cli's rule). */
-    if (!url->has_password && auth && auth[0]) {
-        if (strlen(auth) >= sizeof(url->password))
-            return cli_error(err, "$REDISCLI_AUTH is longer than %zu bytes",
-                             sizeof(url->password) - 1);
-        memcpy(url->password, auth, strlen(auth) + 1);
-        url->has_password = 1;
-    }
-    if (url->user[0] && !url->has_password)
-        return cli_error(err, "user '%s' needs a password: put it in "
-                         "$REDISCLI_AUTH (or in the URL, user:PASSWORD@host)",
-                         url->user);
-    return RB_OK;
-}
-
 int cli_open_barrier(const cli_common *common, const char *name,
-                     const char **prefix, rb_conn **conn)
+                     cli_config *cfg, rb_conn **conn)
 {
     rb_error err;
-    rb_url url;
 
     if (rb_check_name(name, "barrier name", &err) != RB_OK ||
-        cli_prefix(common, prefix, &err) != RB_OK ||
-        cli_url(common, &url, &err) != RB_OK)
+        cli_config_build(cfg, common, &err) != RB_OK)
         return cli_fail(CLI_EXIT_USAGE, "%s", err.msg);
-    return cli_open(&url, conn);
-}
-
-int cli_prefix(const cli_common *common, const char **out, rb_error *err)
-{
-    *out = common->prefix->count ? common->prefix->sval[0] : "rb";
-    return rb_check_name(*out, "prefix", err);
-}
-
-/* Said once, so that a long wait on a Redis that is down is not silent. */
-static void say_unreachable(void *payload, const char *what,
-                            long long left_ms)
-{
-    char when[32];
-    time_t t;
-
-    (void)payload;
-    if (left_ms == 0) {
-        cli_message("%s; retrying", what);
-        return;
-    }
-    t = time(NULL) + (time_t)((left_ms + 999) / 1000);
-    strftime(when, sizeof(when), "%H:%M:%S", localtime(&t));
-    cli_message("%s; retrying until %s", what, when);
-}
-
-int cli_open(const rb_url *url, rb_conn **out)
-{
-    rb_conn_opts opts = RB_CONN_OPTS_INIT;
-    rb_error err;
-
-    if (cli_install_signals() != 0)
-        return cli_fail(CLI_EXIT_REDIS, "pipe: %s", strerror(errno));
-    opts.cancel_fd = cli_signal_fd();
-    opts.connect_timeout_ms = connect_timeout_ms;
-    opts.replicas = (int)replicas;
-    opts.on_unreachable = say_unreachable;
-    opts.client_name = cli_connopts_client_name();
-    opts.tls = cli_connopts_tls(url);
-    if (rb_conn_new(out, url, &opts, &err) != RB_OK)
-        return cli_fail(cli_exit_code(err.code, 0), "%s", err.msg);
-    return -1;
+    return cli_config_open(cfg, conn);
 }

@@ -310,7 +310,19 @@ int cli_proc_start(cli_proc *p, const cli_proc_opts *o)
         return -1;
     }
     if (pid == 0) {
-        running = NULL;     /* the parent's children are not ours */
+        /* The parent's children, and its wake-up pipes, are not ours: a
+         * child that runs code of ours (the demo's guard) must not read
+         * its parent's SIGCHLD bytes, nor write to its cancel pipe. */
+        running = NULL;
+        close(chld_pipe[0]);
+        close(chld_pipe[1]);
+        chld_pipe[0] = chld_pipe[1] = -1;
+        if (cancel_pipe[0] >= 0) {
+            close(cancel_pipe[0]);
+            close(cancel_pipe[1]);
+            cancel_pipe[0] = cancel_pipe[1] = -1;
+        }
+        caught_signal = 0;
         if (report[0] >= 0)
             close(report[0]);
         child_main(o, parent, report[1]);
