@@ -106,10 +106,12 @@ $(BUILD)/rbarrier: $(CLI_OBJ) $(BUILD)/librbarrier.a
 $(BUILD)/rbarrier-fault: $(FCLI_OBJ) $(BUILD)/librbarrier-fault.a
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(FCLI_OBJ) $(BUILD)/librbarrier-fault.a $(LIBS) $(LDFLAGS)
 
-# Unit tests link the library plus the CLI's pure parts (option values,
-# the JSON writer, the demo line).
+# Unit tests link the library plus the CLI's parts that need no
+# connection (option values, the JSON writer, the demo line, the reduction,
+# the process runner).
 CLI_PURE_OBJ := $(BUILD)/obj/cli/opts.o $(BUILD)/obj/cli/json.o \
-                $(BUILD)/obj/cli/demo_line.o $(BUILD)/obj/cli/reduce.o
+                $(BUILD)/obj/cli/demo_line.o $(BUILD)/obj/cli/reduce.o \
+                $(BUILD)/obj/cli/spawn.o
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/librbarrier.a $(CLI_PURE_OBJ)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Wno-missing-prototypes -Icli -o $@ $< \

@@ -39,6 +39,8 @@ static int chld_pipe[2] = { -1, -1 };
 static volatile sig_atomic_t caught_signal;
 static cli_proc *running;
 
+static int wait_until(cli_proc *p, long long until, int watch_cancel);
+
 static long long mono_ms(void)
 {
     struct timespec ts;
@@ -345,8 +347,9 @@ int cli_proc_start(cli_proc *p, const cli_proc_opts *o)
     while (got < 0 && errno == EINTR);
     close(report[0]);
     if (got == (ssize_t)sizeof(child_errno)) {
-        while (p->pid > 0 && cli_proc_wait(p, -1) == 0 && cli_signal())
-            cli_proc_signal(p, SIGKILL);
+        /* It failed exec and is exiting: collect it, whatever signal came
+         * meanwhile. */
+        wait_until(p, -1, 0);
         errno = child_errno;
         return -1;
     }
