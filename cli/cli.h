@@ -1,8 +1,9 @@
 #ifndef RB_CLI_H
 #define RB_CLI_H
 
-/* Shared by the subcommands: option tables, connecting, exit codes,
- * messages. Only cli/ prints, reads the environment, or exits. */
+/* Shared by the subcommands: option tables and parsing (args.c), messages
+ * and output (output.c), help (help.c), connecting (config.h), processes
+ * (spawn.h). Only cli/ prints, reads the environment, or exits. */
 
 #include <stdio.h>
 
@@ -144,7 +145,7 @@ void cli_stdout_failed(int e);
 /* After a command: flush stdout; if anything written to it was lost, say
  * so in one line and turn exit 0 into 1. Returns the exit code. */
 int cli_finish(int code);
-/* Before anything else: occupy a closed fd 0, 1 or 2 (see common.c). */
+/* Before anything else: occupy a closed fd 0, 1 or 2 (see output.c). */
 void cli_std_fds(void);
 /* The outcome word for an exit code. */
 const char *cli_outcome(int code);
