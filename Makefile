@@ -12,7 +12,7 @@ WARN = -std=c99 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 HIREDIS_CFLAGS := $(shell pkg-config --cflags hiredis 2>/dev/null)
 HIREDIS_LIBS := $(shell pkg-config --libs hiredis 2>/dev/null || echo -lhiredis)
 ALL_CFLAGS = $(WARN) $(OPT) $(HIREDIS_CFLAGS) $(SSL_CFLAGS) -Ilib -Ilib/include \
-             -I$(BUILD)/gen -MMD -MP $(EXTRA_CFLAGS) $(CFLAGS)
+             -I$(BUILD)/gen -MMD -MP $(EXTRA_DEFS) $(EXTRA_CFLAGS) $(CFLAGS)
 # OpenSSL for rediss:// (hiredis 0.14 has no TLS).
 SSL_CFLAGS := $(shell pkg-config --cflags openssl 2>/dev/null)
 SSL_LIBS := $(shell pkg-config --libs openssl 2>/dev/null || echo -lssl -lcrypto)
@@ -37,6 +37,10 @@ CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 # The fault-injection build: same sources, one more define, own objects.
 FLIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/fobj/%.o) $(BUILD)/fobj/gen/rb_scripts.o
 FCLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/fobj/%.o)
+# cli/ includes only the public header and its own: the POSIX level it
+# needs under -std=c99 comes from here, not from a lib/ header.
+CLI_DEFS = -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+$(CLI_OBJ) $(FCLI_OBJ) $(CLI_SRC:%.c=$(BUILD)/pic/%.o): EXTRA_DEFS = $(CLI_DEFS)
 # The shared library: the same sources built position-independent in their
 # own objects (the static library and the CLI stay as they are). It exports
 # only what the public header declares (a version script made from it), and
@@ -102,10 +106,12 @@ $(BUILD)/rbarrier: $(CLI_OBJ) $(BUILD)/librbarrier.a
 $(BUILD)/rbarrier-fault: $(FCLI_OBJ) $(BUILD)/librbarrier-fault.a
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(FCLI_OBJ) $(BUILD)/librbarrier-fault.a $(LIBS) $(LDFLAGS)
 
-# Unit tests link the library plus the CLI's pure parts (option values,
-# the JSON writer, the demo line).
+# Unit tests link the library plus the CLI's parts that need no
+# connection (option values, the JSON writer, the demo line, the reduction,
+# the process runner).
 CLI_PURE_OBJ := $(BUILD)/obj/cli/opts.o $(BUILD)/obj/cli/json.o \
-                $(BUILD)/obj/cli/demo_line.o
+                $(BUILD)/obj/cli/demo_line.o $(BUILD)/obj/cli/reduce.o \
+                $(BUILD)/obj/cli/spawn.o
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/librbarrier.a $(CLI_PURE_OBJ)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Wno-missing-prototypes -Icli -o $@ $< \
@@ -134,8 +140,7 @@ test check: all
 # make fuzz (not part of make test): libFuzzer targets built by clang with
 # ASan+UBSan for the URL parser, the name/id/number checks and key layout,
 # the option value parsers of cli/opts.c and every barrier reply decoder.
-# Each runs FUZZ_SECONDS (default 150) from the seeds in tests/fuzz/seeds;
-# a crash stops the run and leaves its input in build/fuzz.
+# Each runs FUZZ_SECONDS (default 150) from the seeds in tests/fuzz/seeds.
 FUZZ_TARGETS := url checks opts reply
 FUZZ_SECONDS ?= 150
 fuzz:
@@ -150,15 +155,26 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(BUILD)/librbarrier.a $(CLI_PURE_OBJ)
 	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -Icli -o $@ $< \
 	    $(CLI_PURE_OBJ) $(BUILD)/librbarrier.a $(LIBS) $(LDFLAGS)
 
+# A target fails the run when libFuzzer exits non-zero (a crash, a leak,
+# an out-of-memory or a timeout: each also leaves its input) or leaves such
+# an input in build/fuzz/fuzz/artifacts-TARGET; every target runs anyway.
 fuzz-run: fuzz-build
-	$(Q)for t in $(FUZZ_TARGETS); do \
-	    mkdir -p $(BUILD)/fuzz/corpus-$$t && \
-	    echo "== fuzz_$$t ($(FUZZ_SECONDS) s)" && \
+	$(Q)fails=0; for t in $(FUZZ_TARGETS); do \
+	    mkdir -p $(BUILD)/fuzz/corpus-$$t $(BUILD)/fuzz/artifacts-$$t; \
+	    echo "== fuzz_$$t ($(FUZZ_SECONDS) s)"; \
 	    (cd $(BUILD)/fuzz && ./fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
-	        -print_final_stats=1 corpus-$$t $(abspath tests/fuzz/seeds/$$t) \
-	        2>&1 | grep -E '^(stat::number_of_executed_units|stat::peak_rss|==[0-9]+==ERROR|SUMMARY|Done)' ) || exit 1; \
-	    test -z "$$(ls $(BUILD)/fuzz/crash-* $(BUILD)/fuzz/leak-* 2>/dev/null)" || { echo "crash inputs in $(BUILD)/fuzz"; exit 1; }; \
-	done
+	        -print_final_stats=1 -artifact_prefix=artifacts-$$t/ \
+	        corpus-$$t $(abspath tests/fuzz/seeds/$$t) > fuzz_$$t.log 2>&1); \
+	    rc=$$?; \
+	    grep -E '^(stat::number_of_executed_units|stat::peak_rss|==[0-9]+==ERROR|SUMMARY|Done)' \
+	        $(BUILD)/fuzz/fuzz_$$t.log; \
+	    found=$$(ls $(BUILD)/fuzz/artifacts-$$t | grep -E '^(crash|leak|oom|timeout)-'); \
+	    if [ $$rc -ne 0 ] || [ -n "$$found" ]; then \
+	        echo "fuzz_$$t FAILED (exit $$rc): $$found; see $(BUILD)/fuzz/fuzz_$$t.log"; \
+	        fails=$$((fails + 1)); \
+	    fi; \
+	done; \
+	test $$fails -eq 0
 
 asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan \

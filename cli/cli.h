@@ -1,8 +1,9 @@
 #ifndef RB_CLI_H
 #define RB_CLI_H
 
-/* Shared by the subcommands: option tables, connecting, exit codes,
- * messages. Only cli/ prints, reads the environment, or exits. */
+/* Shared by the subcommands: option tables and parsing (args.c), messages
+ * and output (output.c), help (help.c), connecting (config.h), processes
+ * (spawn.h). Only cli/ prints, reads the environment, or exits. */
 
 #include <stdio.h>
 
@@ -10,7 +11,9 @@
 
 #include "rbarrier.h"
 
+#include "config.h"
 #include "json.h"
+#include "spawn.h"
 
 #if defined(__GNUC__)
 #define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -65,6 +68,8 @@ void cli_usage(FILE *f);
 int cli_help_command(int argc, char **argv);
 /* Say "unknown command", with the nearest command if one is close; 2. */
 int cli_unknown_command(const char *word);
+/* Edit distance, for suggestions (99 for words of 32 bytes or more). */
+size_t cli_distance(const char *a, const char *b);
 /* The command nearest to word, or NULL. */
 const char *cli_suggest(const char *word);
 
@@ -135,6 +140,13 @@ void cli_json_enable(void);
  * "timeout", "interrupted", "error"), reason when not ok, exit. Returns
  * code; a no-op without --json. */
 int cli_done(int code, const char *reason);
+/* Record a failed write to stdout (errno e); cli_finish reports it. */
+void cli_stdout_failed(int e);
+/* After a command: flush stdout; if anything written to it was lost, say
+ * so in one line and turn exit 0 into 1. Returns the exit code. */
+int cli_finish(int code);
+/* Before anything else: occupy a closed fd 0, 1 or 2 (see output.c). */
+void cli_std_fds(void);
 /* The outcome word for an exit code. */
 const char *cli_outcome(int code);
 
@@ -144,22 +156,6 @@ int cli_error(rb_error *err, const char *fmt, ...) CLI_PRINTF(2, 3);
 /* Exit code for a library result (signal: the signal that cancelled). */
 int cli_exit_code(int rb_rc, int signal_number);
 
-/* Resolve the URL (--url, else $RBARRIER_URL, else the default) and the
- * password (the URL's, else $REDISCLI_AUTH); a user without a password is
- * bad input. Also checks the connection options (--connect-timeout)
- * that cli_open applies. No I/O; messages never quote the URL. */
-int cli_url(const cli_common *common, rb_url *url, rb_error *err);
-
-/* Make a connection handle whose calls a SIGINT/SIGTERM cancels. Returns
- * -1 to go on, or the exit code after printing why it could not. */
-int cli_open(const rb_url *url, rb_conn **out);
-
-/* Route SIGINT/SIGTERM/SIGHUP to a self-pipe and ignore SIGPIPE. */
-int cli_install_signals(void);
-
-/* The signal that arrived (0: none) since cli_open installed handlers. */
-int cli_signal(void);
-
 /* ---- connection flags: --user, TLS, client names (connopts.c) ---- */
 
 #define CLI_CONNOPTS_COUNT 7
@@ -167,24 +163,23 @@ void cli_connopts_init(cli_common *c);
 /* Put the connection flags into table; returns how many (at most
  * CLI_CONNOPTS_COUNT). */
 size_t cli_connopts_table(const cli_common *c, void **table);
-/* Apply --user and resolve the TLS settings (flags, else RBARRIER_*);
- * TLS flags with a plain URL are bad input. */
-int cli_connopts_apply(const cli_common *common, rb_url *url, rb_error *err);
-/* The TLS settings for url (NULL for a plain one); warns once on stderr
- * when they skip verification. */
-const rb_tls_opts *cli_connopts_tls(const rb_url *url);
+/* Connection flag i (user, cacert, cacertdir, cert, key, sni, in that
+ * order): the flag's value (then exported as its RBARRIER_* variable for
+ * child processes), else the variable's, else NULL; *origin names the flag
+ * (without "--") or the variable. */
+const char *cli_connopts_value(const cli_common *common, size_t i,
+                               const char **origin);
+/* 1 when flag i was on the command line. */
+int cli_connopts_given(const cli_common *common, size_t i);
 /* Name this process's connections after a parsed command line:
  * rbarrier:<command>:<--name|--param>:<--id|--worker, else hostname:pid>. */
 void cli_connopts_name(void **table, const char *cmd);
 const char *cli_connopts_client_name(void);
 
-/* Check a barrier name, the prefix and the URL, then cli_open: -1 to go
- * on, or the exit code after saying why not (status, reset). */
+/* Check a barrier name, build cfg (config.h) and open a connection: -1
+ * to go on, or the exit code after saying why not (status, reset). */
 int cli_open_barrier(const cli_common *common, const char *name,
-                     const char **prefix, rb_conn **conn);
-
-/* Prefix from --prefix (validated) or "rb". */
-int cli_prefix(const cli_common *common, const char **out, rb_error *err);
+                     cli_config *cfg, rb_conn **conn);
 
 /* ---- option values (pure; unit-tested) ---- */
 
@@ -209,6 +204,8 @@ int cli_parse_duration(const char *text, const char *what, long long min_ms,
 #define CLI_TIMEOUT_MAX_MS (365LL * 86400 * 1000)  /* 365d; 0 = no limit */
 #define CLI_LEASE_MIN_MS 100LL                      /* 0.1s */
 #define CLI_LEASE_MAX_MS (86400LL * 1000)           /* 1d */
+#define CLI_KILL_AFTER_MIN_MS 1LL                   /* 0.001s */
+#define CLI_KILL_AFTER_MAX_MS (86400LL * 1000)      /* 1d */
 #define CLI_TTL_MIN_MS 1000LL                       /* 1s */
 #define CLI_TTL_MAX_MS (365LL * 86400 * 1000)       /* 365d */
 /* ms as the shortest exact duration text: 1d, 90s, 0.300s. */

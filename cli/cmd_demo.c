@@ -5,19 +5,16 @@
  * Without --url or $RBARRIER_URL it runs a private redis-server
  * (demo_server.c). `demo --check FILE` checks lines printed elsewhere.
  */
-#include "../lib/fmacros.h"
-
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "../lib/rb_support.h" /* rb_random_hex */
 #include "cli.h"
+#include "clock.h"
 #include "demo.h"
 
 static const char description[] =
@@ -89,18 +86,27 @@ static int check_file(const char *path, long workers, long iters)
 }
 
 /* Start the workers with their stdout on out_fd; pids[i] > 0 each. */
-static int start_workers(pid_t *pids, long workers, const char *self,
+static int start_workers(cli_proc *procs, long workers, const char *self,
                          const char *url, const char *run, const char *prefix,
                          long iters, int out_fd)
 {
-    cli_spawn_opts o = CLI_SPAWN_OPTS_INIT;
+    cli_proc_opts o = CLI_PROC_OPTS_INIT;
     char index[24], workers_text[24], iters_text[24];
+    char *env_url = NULL;
+    const char *env[2] = { NULL, NULL };
+    size_t need = strlen("RBARRIER_URL=") + strlen(url) + 1;
     long i;
+    int code = -1;
 
     o.stdout_fd = out_fd;
     o.parent_death_signal = SIGTERM;  /* a killed demo takes them along */
-    o.env_name = "RBARRIER_URL";      /* the password stays out of argv */
-    o.env_value = url;
+    o.exec_error_fails = 1;
+    /* The password stays out of argv, where ps shows it to everyone. */
+    if ((env_url = malloc(need)) == NULL)
+        return cli_fail(CLI_EXIT_REDIS, "out of memory");
+    snprintf(env_url, need, "RBARRIER_URL=%s", url);
+    env[0] = env_url;
+    o.env = env;
     snprintf(workers_text, sizeof(workers_text), "%ld", workers);
     snprintf(iters_text, sizeof(iters_text), "%ld", iters);
     for (i = 0; i < workers; i++) {
@@ -110,14 +116,15 @@ static int start_workers(pid_t *pids, long workers, const char *self,
         };
 
         snprintf(index, sizeof(index), "%ld", i);
-        pids[i] = cli_spawn(wargv, &o);
-        if (pids[i] < 0) {
-            pids[i] = 0;
-            return cli_fail(CLI_EXIT_REDIS, "cannot start worker %ld: %s", i,
+        o.argv = wargv;
+        if (cli_proc_start(&procs[i], &o) != 0) {
+            code = cli_fail(CLI_EXIT_REDIS, "cannot start worker %ld: %s", i,
                             strerror(errno));
+            break;
         }
     }
-    return -1;
+    free(env_url);
+    return code;
 }
 
 /* Read the workers' lines until they all closed their end: print (or turn
@@ -142,22 +149,24 @@ static void collect(FILE *in, cli_demo_check *k, const char *run)
     free(line);
 }
 
-static void stop_workers(pid_t *pids, long workers, int *failed)
+/* Collect the workers (after the demo was interrupted, or gave up, stop
+ * them first); count those that did not exit 0. */
+static void stop_workers(cli_proc *procs, long workers, int stop,
+                         int *failed)
 {
     long i;
-    int status;
 
     for (i = 0; i < workers; i++) {
-        if (pids[i] <= 0)
+        if (procs[i].pid <= 0)
             continue;
-        if (cli_signal())
-            kill(pids[i], SIGTERM);
-        status = 0;
-        while (waitpid(pids[i], &status, 0) < 0 && errno == EINTR)
-            ;
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        if (stop || cli_signal())
+            cli_proc_stop(&procs[i], SIGTERM);
+        else
+            while (cli_proc_wait(&procs[i], -1) == 0)
+                if (cli_signal())
+                    cli_proc_stop(&procs[i], SIGTERM);
+        if (procs[i].status != 0)
             (*failed)++;
-        pids[i] = 0;
     }
 }
 
@@ -169,12 +178,12 @@ int cmd_demo(int argc, char **argv)
     cli_demo_server server = CLI_DEMO_SERVER_INIT;
     cli_demo_check k;
     rb_error err;
-    rb_url url;
+    cli_config cfg;
     rb_conn *conn = NULL;
     char self[PATH_MAX], run[32], nonce[9];
-    const char *prefix, *url_text, *problem;
+    const char *url_text, *problem;
     char *global_v = NULL;
-    pid_t *pids = NULL;
+    cli_proc *procs = NULL;
     int pipefd[2] = { -1, -1 }, code, failed = 0;
     long workers = 4, iters = 10;
     ssize_t len;
@@ -208,8 +217,7 @@ int cmd_demo(int argc, char **argv)
                            &workers, &err) ||
             cli_parse_long(iters_opt->sval[0], "--iters", 1, ITERS_MAX,
                            &iters, &err) ||
-            cli_prefix(&common, &prefix, &err) ||
-            (!check_opt->count && cli_url(&common, &url, &err))) {
+            (!check_opt->count && cli_config_build(&cfg, &common, &err))) {
             cli_fail(code, "%s", err.msg);
             goto out_table;
         }
@@ -233,7 +241,7 @@ int cmd_demo(int argc, char **argv)
                 goto out_table;
             }
             url_text = server.url;
-            if (rb_url_parse(&url, url_text, &err) != RB_OK) {
+            if (cli_config_use_url(&cfg, url_text, &err) != RB_OK) {
                 code = cli_fail(CLI_EXIT_USAGE, "%s", err.msg);
                 goto out;
             }
@@ -243,14 +251,14 @@ int cmd_demo(int argc, char **argv)
         }
         /* Fresh names per run: no reset needed, and concurrent demos on
          * one server stay apart. */
-        rb_random_hex(nonce, (sizeof(nonce) - 1) / 2);
+        cli_random_hex(nonce, (sizeof(nonce) - 1) / 2);
         snprintf(run, sizeof(run), "demo-%s", nonce);
         cli_json_kstr(cli_out_json(), "name", run);
         cli_json_kint(cli_out_json(), "n", workers);
         cli_json_kint(cli_out_json(), "iters", iters);
 
-        pids = calloc((size_t)workers, sizeof(pid_t));
-        if (pids == NULL || cli_demo_check_init(&k, workers, iters) != 0 ||
+        procs = calloc((size_t)workers, sizeof(cli_proc));
+        if (procs == NULL || cli_demo_check_init(&k, workers, iters) != 0 ||
             cli_pipe_cloexec(pipefd) != 0) {
             code = cli_fail(CLI_EXIT_REDIS, "out of memory");
             goto out;
@@ -259,7 +267,7 @@ int cmd_demo(int argc, char **argv)
          * itself lives on to collect them and stop its server. */
         cli_install_signals();
         fflush(stdout);
-        if ((code = start_workers(pids, workers, self, url_text, run, prefix,
+        if ((code = start_workers(procs, workers, self, url_text, run, cfg.prefix,
                                   iters, pipefd[1])) >= 0)
             goto out;
         close(pipefd[1]);
@@ -270,10 +278,10 @@ int cmd_demo(int argc, char **argv)
         }
         pipefd[0] = -1;
         collect(in, &k, run);
-        stop_workers(pids, workers, &failed);
+        stop_workers(procs, workers, 0, &failed);
 
-        if (cli_open(&url, &conn) < 0)
-            rb_param_get(&global_v, conn, prefix, run, &err);
+        if (cli_config_open(&cfg, &conn) < 0)
+            rb_param_get(&global_v, conn, cfg.prefix, run, &err);
         cli_json_kint(cli_out_json(), "updates", k.lines);
         cli_json_knum(cli_out_json(), "value", global_v ? global_v : "0");
         problem = cli_demo_check_result(&k);
@@ -302,18 +310,12 @@ out:
             close(pipefd[0]);
         if (pipefd[1] >= 0)
             close(pipefd[1]);
-        if (pids) {
-            long i;
-
-            for (i = 0; i < workers; i++)
-                if (pids[i] > 0)
-                    kill(pids[i], SIGTERM);
-            stop_workers(pids, workers, &failed);
-        }
+        if (procs)
+            stop_workers(procs, workers, 1, &failed);
         rb_conn_free(conn);
         free(global_v);
         cli_demo_server_stop(&server);
-        free(pids);
+        free(procs);
         cli_demo_check_free(&k);
 out_table:
         arg_freetable(table, sizeof(table) / sizeof(table[0]));

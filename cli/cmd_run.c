@@ -1,5 +1,4 @@
 /* rbarrier run -- CMD [ARGS]: enter together, run CMD, leave together. */
-#include "../lib/fmacros.h"
 
 #include <string.h>
 

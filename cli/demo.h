@@ -1,45 +1,19 @@
 #ifndef RB_CLI_DEMO_H
 #define RB_CLI_DEMO_H
 
-/* The demo's parts: starting processes, the private redis-server, and the
+/* The demo's parts: the private redis-server, and the
  * demo line (the one format worker prints and demo and the tests check). */
 
 #include <stdio.h>
 #include <sys/types.h>
 
 #include "rbarrier.h"
-
-/* ---- spawn.c ---- */
-
-typedef struct cli_spawn_opts {
-    int stdout_fd;          /* -1: inherit */
-    int null_stdio;         /* stdout and stderr to /dev/null */
-    int parent_death_signal;/* 0, or the signal the child gets when the
-                               process that spawned it dies (even by
-                               SIGKILL) */
-    int own_group;          /* a process group of its own: a terminal's
-                               Ctrl-C does not reach it */
-    const char *env_name;   /* one variable to set in the child (a URL
-                               with a password goes here, never in argv,
-                               where ps shows it to everyone) */
-    const char *env_value;
-} cli_spawn_opts;
-
-#define CLI_SPAWN_OPTS_INIT { .stdout_fd = -1 }
-
-/* pipe(2) with both ends close-on-exec: a child holds only the end it is
- * given (a worker that held the read end of its own output pipe would
- * block forever once the reader died). */
-int cli_pipe_cloexec(int fds[2]);
-
-/* fork and exec argv (PATH searched). Returns the pid, or -1 with errno
- * set, also when exec failed (reported through a close-on-exec pipe). */
-pid_t cli_spawn(const char *const *argv, const cli_spawn_opts *opts);
+#include "spawn.h"
 
 /* ---- demo_server.c ---- */
 
 typedef struct cli_demo_server {
-    pid_t guard;            /* the process that stops the server and
+    cli_proc guard;         /* the process that stops the server and
                                removes dir when the demo ends, however */
     int guard_fd;           /* closing it tells the guard to clean up */
     pid_t pid;              /* redis-server */
@@ -47,7 +21,7 @@ typedef struct cli_demo_server {
     char *url;              /* unix://<dir>/redis.sock, malloc'd */
 } cli_demo_server;
 
-#define CLI_DEMO_SERVER_INIT { 0, -1, 0, "", NULL }
+#define CLI_DEMO_SERVER_INIT { CLI_PROC_INIT, -1, 0, "", NULL }
 
 /* Start a redis-server on a unix socket in a fresh temporary directory
  * ($TMPDIR or /tmp) and wait until it answers. Even after kill -9 of the

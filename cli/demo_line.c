@@ -1,6 +1,5 @@
 /* The demo line: the one format `worker` prints and `demo` (and, through
  * `demo --check`, the tests) check. */
-#include "../lib/fmacros.h"
 
 #include <stdarg.h>
 #include <stdio.h>

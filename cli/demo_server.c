@@ -1,19 +1,16 @@
 /* The demo's private redis-server: a unix socket in a temporary directory,
  * no persistence, and a guard process that stops it and removes the
  * directory when the demo ends, however it ends (kill -9 included). */
-#include "../lib/fmacros.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "../lib/rb_support.h" /* rb_now_ms */
+#include "clock.h"
+#include "config.h"
 #include "demo.h"
 
 #define SOCK_NAME "/redis.sock"
@@ -32,27 +29,36 @@ static void remove_dir(const char *dir)
     rmdir(dir);
 }
 
+typedef struct guard_args {
+    const char *dir;
+    int ctl, report;
+    int demo_ends[2];       /* the demo's ends of both pipes */
+} guard_args;
+
 /* The guard: starts the server as its own child, reports its pid (or the
  * exec error) on `report`, then waits for EOF on `ctl` (the demo closed
  * it, or died) and cleans up. It ignores the terminal's signals so a
  * Ctrl-C cannot leave the directory behind. Never returns. */
-static void guard(const char *dir, int ctl, int report)
+static void guard(void *arg)
 {
+    const guard_args *g = arg;
     const char *argv[16];
     char sock[sizeof(((cli_demo_server *)0)->dir) + 16];
     char logfile[sizeof(sock)];
-    cli_spawn_opts o = CLI_SPAWN_OPTS_INIT;
+    cli_proc_opts o = CLI_PROC_OPTS_INIT;
+    cli_proc server = CLI_PROC_INIT;
     int msg[2] = { 0, 0 }, fd;
-    pid_t pid;
     char byte;
 
+    /* Holding the demo's end of ctl, the guard would never see EOF. */
+    close(g->demo_ends[0]);
+    close(g->demo_ends[1]);
     /* A group of its own: a kill of the demo's process group (a terminal's
      * Ctrl-C, kill -9 -PGID) leaves the guard to clean up. */
     setpgid(0, 0);
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
-    signal(SIGPIPE, SIG_IGN);
     if ((fd = open("/dev/null", O_RDWR)) >= 0) {
         dup2(fd, STDIN_FILENO);
         dup2(fd, STDOUT_FILENO);
@@ -60,50 +66,48 @@ static void guard(const char *dir, int ctl, int report)
         if (fd > STDERR_FILENO)
             close(fd);
     }
-    snprintf(sock, sizeof(sock), "%s" SOCK_NAME, dir);
-    snprintf(logfile, sizeof(logfile), "%s" LOG_NAME, dir);
+    snprintf(sock, sizeof(sock), "%s" SOCK_NAME, g->dir);
+    snprintf(logfile, sizeof(logfile), "%s" LOG_NAME, g->dir);
     argv[0] = "redis-server";
     argv[1] = "--port";       argv[2] = "0";
     argv[3] = "--unixsocket"; argv[4] = sock;
     argv[5] = "--save";       argv[6] = "";
     argv[7] = "--appendonly"; argv[8] = "no";
-    argv[9] = "--dir";        argv[10] = dir;
+    argv[9] = "--dir";        argv[10] = g->dir;
     argv[11] = "--logfile";   argv[12] = logfile;
     argv[13] = NULL;
+    o.argv = argv;
     /* If the guard itself is killed, the server goes with it. */
     o.parent_death_signal = SIGKILL;
     o.own_group = 1;
     o.null_stdio = 1;
-    pid = cli_spawn(argv, &o);
-    msg[0] = (int)pid;
-    msg[1] = pid < 0 ? errno : 0;
-    if (write(report, msg, sizeof(msg)) < 0) {
+    o.exec_error_fails = 1;
+    if (cli_proc_start(&server, &o) == 0)
+        msg[0] = (int)server.pid;
+    else
+        msg[1] = errno;
+    if (write(g->report, msg, sizeof(msg)) < 0) {
         /* the demo sees EOF: it is gone or going; clean up below */
     }
-    close(report);
+    close(g->report);
     for (;;) {
-        ssize_t r = read(ctl, &byte, 1);
+        ssize_t r = read(g->ctl, &byte, 1);
 
         if (r == 0 || (r < 0 && errno != EINTR))
             break;
     }
-    if (pid > 0) {
-        kill(pid, SIGTERM);
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-            ;
-    }
-    remove_dir(dir);
+    if (server.pid > 0)
+        cli_proc_stop(&server, SIGTERM);
+    remove_dir(g->dir);
     _exit(0);
 }
 
 int cli_demo_server_start(cli_demo_server *s, rb_error *err)
 {
     const char *tmp = getenv("TMPDIR");
-    int ctl[2], report[2], msg[2] = { -1, 0 };
+    int ctl[2], report[2], msg[2] = { -1, 0 }, started;
     size_t need;
     ssize_t got;
-    rb_conn *conn = NULL;
-    rb_url url;
     int rc;
 
     /* The socket path must fit sun_path; a long $TMPDIR falls back to
@@ -131,17 +135,23 @@ int cli_demo_server_start(cli_demo_server *s, rb_error *err)
         cli_demo_server_stop(s);
         return err->code = RB_EREDIS;
     }
-    s->guard = fork();
-    if (s->guard == 0) {
-        close(ctl[1]);
-        close(report[0]);
-        guard(s->dir, ctl[0], report[1]);
+    {
+        cli_proc_opts o = CLI_PROC_OPTS_INIT;
+        guard_args g;
+
+        g.dir = s->dir;
+        g.ctl = ctl[0];
+        g.report = report[1];
+        o.fn = guard;
+        o.arg = &g;
+        g.demo_ends[0] = ctl[1];
+        g.demo_ends[1] = report[0];
+        started = cli_proc_start(&s->guard, &o);
     }
     close(ctl[0]);
     close(report[1]);
     s->guard_fd = ctl[1];
-    if (s->guard < 0) {
-        s->guard = 0;
+    if (started != 0) {
         close(report[0]);
         snprintf(err->msg, sizeof(err->msg), "fork: %s", strerror(errno));
         cli_demo_server_stop(s);
@@ -161,10 +171,7 @@ int cli_demo_server_start(cli_demo_server *s, rb_error *err)
     }
     s->pid = (pid_t)msg[0];
     /* Wait for it to answer, as any client would: connect with retries. */
-    if ((rc = rb_url_parse(&url, s->url, err)) == RB_OK &&
-        (rc = rb_conn_new(&conn, &url, NULL, err)) == RB_OK)
-        rc = rb_conn_connect(conn, rb_now_ms() + 10000, err);
-    rb_conn_free(conn);
+    rc = cli_config_probe(s->url, cli_now_ms() + 10000, err);
     if (rc != RB_OK)
         cli_demo_server_stop(s);
     return rc;
@@ -176,11 +183,10 @@ void cli_demo_server_stop(cli_demo_server *s)
         close(s->guard_fd);
         s->guard_fd = -1;
     }
-    if (s->guard > 0) {
-        /* The guard stops the server and removes the directory. */
-        while (waitpid(s->guard, NULL, 0) < 0 && errno == EINTR)
-            ;
-        s->guard = 0;
+    if (s->guard.pid > 0) {
+        /* The guard stops the server and removes the directory; it ignores
+         * SIGTERM, so only a guard stuck past kill-after gets SIGKILL. */
+        cli_proc_stop(&s->guard, SIGTERM);
     } else if (s->dir[0]) {
         remove_dir(s->dir);
     }

@@ -2,7 +2,6 @@
  * options, examples, the exit codes that command can return), `rbarrier
  * help CMD`, and the nearest command for a typo. Every line fits 80
  * columns. */
-#include "../lib/fmacros.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -211,8 +210,7 @@ void cli_usage(FILE *f)
     print_exits(f, CLI_X_ALL & ~(unsigned)CLI_X_CMD);
 }
 
-/* Edit distance, for suggestions; command names are short. */
-static size_t distance(const char *a, const char *b)
+size_t cli_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b), i, j, prev[32], cur[32];
 
@@ -239,10 +237,10 @@ const char *cli_suggest(const char *word)
     const char *best = NULL;
     size_t i, d, best_d = 3;
 
-    if (distance(word, "help") < best_d)
+    if (cli_distance(word, "help") < best_d)
         return "help";
     for (i = 0; i < cli_ncommands; i++) {
-        d = distance(word, cli_commands[i].name);
+        d = cli_distance(word, cli_commands[i].name);
         /* A prefix of three letters or more names its command too. */
         if (strlen(word) >= 3 &&
             strncmp(word, cli_commands[i].name, strlen(word)) == 0)

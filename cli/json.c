@@ -1,5 +1,4 @@
 /* JSON objects for --json, and escaping of anything echoed. */
-#include "../lib/fmacros.h"
 
 #include <errno.h>
 #include <stdio.h>

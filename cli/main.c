@@ -1,6 +1,5 @@
 /* rbarrier: the command table. Each subcommand lives in cmd_<name>.c and
  * gets argv from its own name on. */
-#include "../lib/fmacros.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -52,7 +51,9 @@ const size_t cli_ncommands = sizeof(cli_commands) / sizeof(cli_commands[0]);
 #ifdef RB_FAULT_INJECTION
 #include <stdlib.h>
 
-#include "../lib/rb_support.h"
+/* The test build only (rbarrier-fault): the library's fault hook, which
+ * the shipped binary and the public header do not have. */
+#include "rb_support.h"
 
 /* Test builds: RBARRIER_FAULT=arrive-reply:N or train-reply:N makes the
  * library lose the reply of that script N times. */
@@ -73,13 +74,10 @@ static void arm_fault_from_env(void)
 }
 #endif
 
-int main(int argc, char **argv)
+static int run_command(int argc, char **argv)
 {
     size_t i;
 
-#ifdef RB_FAULT_INJECTION
-    arm_fault_from_env();
-#endif
     if (argc < 2) {
         cli_usage(stderr);
         return CLI_EXIT_USAGE;
@@ -104,4 +102,16 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], cli_commands[i].name) == 0)
             return cli_commands[i].fn(argc - 1, argv + 1);
     return cli_unknown_command(argv[1]);
+}
+
+int main(int argc, char **argv)
+{
+    /* First: what was ignored at start (nohup) must be known before
+     * anything is changed. */
+    cli_signals_init();
+    cli_std_fds();
+#ifdef RB_FAULT_INJECTION
+    arm_fault_from_env();
+#endif
+    return cli_finish(run_command(argc, argv));
 }

@@ -1,6 +1,5 @@
 /* Option values: parsed by hand rather than with arg_int/arg_dbl so each
  * bad value gets one message that names the option and the limit. */
-#include "../lib/fmacros.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,40 +1,224 @@
-/* Starting child processes for the demo: exec errors reported back, and
- * children that do not outlive whoever started them. */
-#include "../lib/fmacros.h"
-
+/* The process runner (spawn.h). One list of running children; one reaper
+ * (waitpid(-1) until nothing is left to collect, so one SIGCHLD standing
+ * for many exits loses none, and orphans handed to rbarrier as PID 1 or as
+ * subreaper are collected too); one way to stop a child: a signal, a
+ * deadline on the monotonic clock, SIGKILL, reap. Waiting sleeps in
+ * poll(2) on the SIGCHLD pipe and the cancel pipe: no polling loop. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "demo.h"
+#include "spawn.h"
 
-/* In the child, before exec: only async-signal-safe calls and setenv (the
- * CLI is single-threaded, so no lock can be held by another thread). */
-static void child_setup(const cli_spawn_opts *o, pid_t parent)
+#define DEFAULT_KILL_AFTER_MS 10000LL
+/* Members of a group that are not our children die unseen (their parent
+ * reaps them): re-check the group at least this often meanwhile. */
+#define GROUP_RECHECK_MS 100
+
+/* The signals rbarrier takes as "stop now", and the others whose
+ * disposition a child gets back as it was at start. */
+static const int cancel_signals[] = { SIGINT, SIGTERM, SIGHUP };
+static const int restored_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE,
+                                        SIGQUIT, SIGUSR1, SIGUSR2 };
+#define NSIG_RESTORED (sizeof(restored_signals) / sizeof(restored_signals[0]))
+
+static int ignored_at_start[NSIG_RESTORED];
+static sigset_t mask_at_start;
+static int signals_saved;
+
+static int cancel_pipe[2] = { -1, -1 };
+static int chld_pipe[2] = { -1, -1 };
+static volatile sig_atomic_t caught_signal;
+static cli_proc *running;
+
+static int wait_until(cli_proc *p, long long until, int watch_cancel);
+
+static long long mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int was_ignored(int sig)
+{
+    size_t i;
+
+    for (i = 0; i < NSIG_RESTORED; i++)
+        if (restored_signals[i] == sig)
+            return ignored_at_start[i];
+    return 0;
+}
+
+void cli_signals_init(void)
+{
+    struct sigaction old;
+    size_t i;
+
+    if (signals_saved)
+        return;
+    signals_saved = 1;
+    for (i = 0; i < NSIG_RESTORED; i++)
+        ignored_at_start[i] =
+            sigaction(restored_signals[i], NULL, &old) == 0 &&
+            old.sa_handler == SIG_IGN;
+    sigprocmask(SIG_SETMASK, NULL, &mask_at_start);
+    /* A write to a closed pipe or socket must be an error we report (exit
+     * 1, one line), not a silent death. */
+    signal(SIGPIPE, SIG_IGN);
+}
+
+int cli_pipe_cloexec(int fds[2])
+{
+    /* Single-threaded: no exec can slip in between pipe and fcntl. */
+    if (pipe(fds) != 0)
+        return -1;
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+    return 0;
+}
+
+static int nonblocking_pipe(int fds[2])
+{
+    if (cli_pipe_cloexec(fds) != 0)
+        return -1;
+    fcntl(fds[0], F_SETFL, O_NONBLOCK);
+    fcntl(fds[1], F_SETFL, O_NONBLOCK);
+    return 0;
+}
+
+/* Handlers only record and write one byte: the logic runs outside. */
+static void on_cancel(int sig)
+{
+    int saved = errno;
+    char byte = (char)sig;
+
+    if (caught_signal == 0)
+        caught_signal = sig;
+    if (write(cancel_pipe[1], &byte, 1) < 0) {
+        /* the pipe already holds a byte: enough */
+    }
+    errno = saved;
+}
+
+static void on_child(int sig)
+{
+    int saved = errno;
+    char byte = (char)sig;
+
+    if (write(chld_pipe[1], &byte, 1) < 0) {
+        /* full: a wake-up is already pending */
+    }
+    errno = saved;
+}
+
+int cli_install_signals(void)
 {
     struct sigaction sa;
-    sigset_t none;
-    int fd;
+    size_t i;
 
-    /* The signals the parent routes to its self-pipe go back to their
-     * defaults: the child has no such pipe. */
+    cli_signals_init();
+    if (cancel_pipe[0] >= 0)
+        return 0;
+    if (nonblocking_pipe(cancel_pipe) != 0)
+        return -1;
     memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = SIG_DFL;
+    sa.sa_handler = on_cancel;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    sigaction(SIGPIPE, &sa, NULL);
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
+    for (i = 0; i < sizeof(cancel_signals) / sizeof(cancel_signals[0]); i++)
+        /* Started under nohup (or `trap '' INT`): the caller chose that
+         * this signal must not stop us, as POSIX shells keep it. */
+        if (!was_ignored(cancel_signals[i]))
+            sigaction(cancel_signals[i], &sa, NULL);
+    return 0;
+}
+
+int cli_signal(void)
+{
+    return (int)caught_signal;
+}
+
+int cli_signal_fd(void)
+{
+    return cancel_pipe[0];
+}
+
+/* SIGCHLD is taken only once rbarrier starts a child: before that no
+ * process of ours can end, and the library's calls see no extra EINTR. */
+static int install_sigchld(void)
+{
+    struct sigaction sa;
+
+    if (chld_pipe[0] >= 0)
+        return 0;
+    if (nonblocking_pipe(chld_pipe) != 0)
+        return -1;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_child;
+    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    sigemptyset(&sa.sa_mask);
+    /* Also when SIGCHLD was ignored at start: then the kernel would reap
+     * by itself and no exit status would reach us. */
+    return sigaction(SIGCHLD, &sa, NULL);
+}
+
+/* ---- the child's side: async-signal-safe calls, then exec ---- */
+
+static void restore_signals(void)
+{
+    struct sigaction sa;
+    size_t i;
+
+    memset(&sa, 0, sizeof(sa));
+    sigemptyset(&sa.sa_mask);
+    for (i = 0; i < NSIG_RESTORED; i++) {
+        sa.sa_handler = ignored_at_start[i] ? SIG_IGN : SIG_DFL;
+        sigaction(restored_signals[i], &sa, NULL);
+    }
+    sa.sa_handler = SIG_DFL;
+    sigaction(SIGCHLD, &sa, NULL);
+    sigprocmask(SIG_SETMASK, &mask_at_start, NULL);
+}
+
+static void say_cannot_run(const char *what, int e)
+{
+    /* One write: the line must not interleave with other processes'. */
+    char msg[512];
+    int len = snprintf(msg, sizeof(msg), "rbarrier: cannot run '%.200s': "
+                       "%s\n", what, strerror(e));
+
+    if (len > 0 && write(STDERR_FILENO, msg, (size_t)len) < 0)
+        _exit(127);
+}
+
+/* execvp and putenv take non-const pointers they do not write through. */
+static char *const *unconst_v(const char *const *v)
+{
+    union { const char *const *c; char *const *m; } u;
+
+    u.c = v;
+    return u.m;
+}
+
+static void child_main(const cli_proc_opts *o, pid_t parent, int report)
+{
+    const char *const *e;
+    int fd, err;
+
+    restore_signals();
     if (o->parent_death_signal) {
         prctl(PR_SET_PDEATHSIG, o->parent_death_signal);
-        /* The parent may have died before prctl took effect. */
+        /* The parent may have died before prctl took effect. (Compared
+         * with its pid, not with 1: rbarrier may itself be PID 1.) */
         if (getppid() != parent)
             _exit(127);
     }
@@ -48,57 +232,267 @@ static void child_setup(const cli_spawn_opts *o, pid_t parent)
     } else if (o->stdout_fd >= 0 && o->stdout_fd != STDOUT_FILENO) {
         dup2(o->stdout_fd, STDOUT_FILENO);
     }
-    if (o->env_name)
-        setenv(o->env_name, o->env_value, 1);
-}
-
-int cli_pipe_cloexec(int fds[2])
-{
-    /* Single-threaded: no exec can slip in between pipe and fcntl. */
-    if (pipe(fds) != 0)
-        return -1;
-    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
-    return 0;
-}
-
-pid_t cli_spawn(const char *const *argv, const cli_spawn_opts *opts)
-{
-    cli_spawn_opts none = CLI_SPAWN_OPTS_INIT;
-    const cli_spawn_opts *o = opts ? opts : &none;
-    int report[2], child_errno = 0;
-    pid_t pid, parent = getpid();
-    ssize_t got;
-
-    if (cli_pipe_cloexec(report) != 0)
-        return -1;
-    pid = fork();
-    if (pid < 0) {
-        child_errno = errno;
-        close(report[0]);
-        close(report[1]);
-        errno = child_errno;
-        return -1;
+    for (e = o->env; e && *e; e++)
+        putenv(unconst_v(e)[0]);
+    if (o->fn) {
+        o->fn(o->arg);
+        _exit(1);
     }
-    if (pid == 0) {
-        close(report[0]);
-        child_setup(o, parent);
-        execvp(argv[0], (char *const *)argv);
-        child_errno = errno;
-        if (write(report[1], &child_errno, sizeof(child_errno)) < 0) {
+    if (o->shell_cmd)
+        /* "--": a command string starting with '-' is a command, never an
+         * option to the shell. */
+        execl("/bin/sh", "sh", "-c", "--", o->shell_cmd, (char *)NULL);
+    else
+        execvp(o->argv[0], unconst_v(o->argv));
+    err = errno;
+    if (o->exec_error_fails) {
+        if (write(report, &err, sizeof(err)) < 0) {
             /* the parent sees EOF and a 127 exit instead */
         }
         _exit(127);
     }
+    say_cannot_run(o->shell_cmd ? "/bin/sh" : o->argv[0], err);
+    _exit(err == ENOENT ? 127 : 126);
+}
+
+/* ---- the parent's side ---- */
+
+static void track(cli_proc *p)
+{
+    p->next = running;
+    running = p;
+}
+
+static void untrack(cli_proc *p)
+{
+    cli_proc **q;
+
+    for (q = &running; *q; q = &(*q)->next)
+        if (*q == p) {
+            *q = p->next;
+            break;
+        }
+    p->next = NULL;
+}
+
+static int status_code(int st)
+{
+    if (WIFEXITED(st))
+        return WEXITSTATUS(st);
+    if (WIFSIGNALED(st))
+        return 128 + WTERMSIG(st);
+    return 127;
+}
+
+int cli_proc_start(cli_proc *p, const cli_proc_opts *o)
+{
+    int report[2] = { -1, -1 }, child_errno = 0;
+    pid_t pid, parent = getpid();
+    ssize_t got;
+
+    cli_signals_init();
+    if (install_sigchld() != 0)
+        return -1;
+    if (o->own_group && parent != 1)
+        /* Orphaned grandchildren come back to us, so a group's leftovers
+         * are reaped and their ends wake us. */
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+    if (o->exec_error_fails && cli_pipe_cloexec(report) != 0)
+        return -1;
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    if (pid < 0) {
+        child_errno = errno;
+        if (report[0] >= 0) {
+            close(report[0]);
+            close(report[1]);
+        }
+        errno = child_errno;
+        return -1;
+    }
+    if (pid == 0) {
+        /* The parent's children, and its wake-up pipes, are not ours: a
+         * child that runs code of ours (the demo's guard) must not read
+         * its parent's SIGCHLD bytes, nor write to its cancel pipe. */
+        running = NULL;
+        close(chld_pipe[0]);
+        close(chld_pipe[1]);
+        chld_pipe[0] = chld_pipe[1] = -1;
+        if (cancel_pipe[0] >= 0) {
+            close(cancel_pipe[0]);
+            close(cancel_pipe[1]);
+            cancel_pipe[0] = cancel_pipe[1] = -1;
+        }
+        caught_signal = 0;
+        if (report[0] >= 0)
+            close(report[0]);
+        child_main(o, parent, report[1]);
+    }
+    /* Both sides set the group, so a signal sent right after fork already
+     * reaches it (EACCES once the child has exec'd is fine). */
+    if (o->own_group)
+        setpgid(pid, pid);
+    p->pid = pid;
+    p->status = 0;
+    p->pgid = o->own_group ? pid : 0;
+    p->kill_after_ms = o->kill_after_ms > 0 ? o->kill_after_ms
+                                            : DEFAULT_KILL_AFTER_MS;
+    track(p);
+    if (report[0] < 0)
+        return 0;
     close(report[1]);
     do
         got = read(report[0], &child_errno, sizeof(child_errno));
     while (got < 0 && errno == EINTR);
     close(report[0]);
     if (got == (ssize_t)sizeof(child_errno)) {
-        waitpid(pid, NULL, 0);
+        /* It failed exec and is exiting: collect it, whatever signal came
+         * meanwhile. */
+        wait_until(p, -1, 0);
         errno = child_errno;
         return -1;
     }
-    return pid;
+    return 0;
+}
+
+void cli_reap(void)
+{
+    int st;
+    pid_t pid;
+
+    for (;;) {
+        cli_proc *p;
+
+        pid = waitpid(-1, &st, WNOHANG);
+        if (pid < 0 && errno == EINTR)
+            continue;
+        if (pid <= 0)
+            return;
+        for (p = running; p; p = p->next)
+            if (p->pid == pid)
+                break;
+        if (p) {
+            p->status = status_code(st);
+            p->pid = 0;
+            untrack(p);
+        }
+        /* else a stranger (an orphan given to us): collected, forgotten */
+    }
+}
+
+static void drain(int fd)
+{
+    char buf[64];
+
+    while (read(fd, buf, sizeof(buf)) > 0)
+        ;
+}
+
+/* Sleep until woken by SIGCHLD, a cancel signal (when watched) or
+ * until (monotonic ms; < 0: never), at most cap_ms (< 0: no cap). */
+static void sleep_for_event(long long until, int watch_cancel, int cap_ms)
+{
+    struct pollfd fds[2];
+    nfds_t n = 0;
+    long long left = -1;
+
+    fds[n].fd = chld_pipe[0];
+    fds[n++].events = POLLIN;
+    if (watch_cancel && cancel_pipe[0] >= 0) {
+        fds[n].fd = cancel_pipe[0];
+        fds[n++].events = POLLIN;
+    }
+    if (until >= 0) {
+        left = until - mono_ms();
+        if (left < 0)
+            left = 0;
+    }
+    if (cap_ms >= 0 && (left < 0 || left > cap_ms))
+        left = cap_ms;
+    if (poll(fds, n, (int)(left > 86400000LL ? 86400000LL : left)) > 0 &&
+        (fds[0].revents & POLLIN))
+        drain(chld_pipe[0]);
+}
+
+/* 1 when p ended by until (< 0: no limit), else 0. */
+static int wait_until(cli_proc *p, long long until, int watch_cancel)
+{
+    for (;;) {
+        cli_reap();
+        if (p->pid <= 0)
+            return 1;
+        if (watch_cancel && caught_signal)
+            return 0;
+        if (until >= 0 && mono_ms() >= until)
+            return 0;
+        sleep_for_event(until, watch_cancel, -1);
+    }
+}
+
+int cli_proc_wait(cli_proc *p, long long timeout_ms)
+{
+    return wait_until(p, timeout_ms < 0 ? -1 : mono_ms() + timeout_ms, 1);
+}
+
+static void send_sig(pid_t pid, int group, int sig)
+{
+    if (pid > 0 && kill(group ? -pid : pid, sig) != 0 && errno != ESRCH) {
+        /* EPERM: a member changed its credentials; nothing more we can do */
+    }
+}
+
+void cli_proc_signal(cli_proc *p, int sig)
+{
+    if (p->pgid > 0)
+        send_sig(p->pgid, 1, sig);
+    else
+        send_sig(p->pid, 0, sig);
+}
+
+static int group_alive(pid_t pgid)
+{
+    return pgid > 0 && (kill(-pgid, 0) == 0 || errno == EPERM);
+}
+
+/* Wait until the group has no member left, or until. 1: gone. */
+static int group_gone_by(pid_t pgid, long long until)
+{
+    for (;;) {
+        cli_reap();
+        if (!group_alive(pgid))
+            return 1;
+        if (mono_ms() >= until)
+            return 0;
+        sleep_for_event(until, 0, GROUP_RECHECK_MS);
+    }
+}
+
+int cli_proc_stop(cli_proc *p, int sig)
+{
+    long long until = mono_ms() + p->kill_after_ms;
+
+    if (sig == 0)
+        sig = SIGTERM;
+    if (p->pid > 0) {
+        cli_proc_signal(p, sig);
+        /* A stopped process acts on nothing but SIGCONT, as timeout(1)
+         * knows. */
+        cli_proc_signal(p, SIGCONT);
+        if (!wait_until(p, until, 0)) {
+            cli_proc_signal(p, SIGKILL);
+            wait_until(p, -1, 0);
+        }
+    }
+    if (p->pgid > 0 && group_alive(p->pgid)) {
+        /* What the command left behind in its group (`sleep 1000 &`) goes
+         * with it: no process of a command outlives rbarrier. */
+        send_sig(p->pgid, 1, sig);
+        send_sig(p->pgid, 1, SIGCONT);
+        if (!group_gone_by(p->pgid, until)) {
+            send_sig(p->pgid, 1, SIGKILL);
+            group_gone_by(p->pgid, mono_ms() + p->kill_after_ms);
+        }
+    }
+    return p->status;
 }

@@ -1,0 +1,91 @@
+#ifndef RB_CLI_SPAWN_H
+#define RB_CLI_SPAWN_H
+
+/* The one process runner (spawn.c): every process rbarrier starts (a
+ * --once or run command, the demo's workers, the demo's private server
+ * and its guard) starts, is signalled and is reaped here; nothing else in
+ * cli/ calls fork, kill or waitpid.
+ *
+ * Signals are data: SIGINT, SIGTERM and SIGHUP are recorded by a handler
+ * that only writes a byte to a pipe (the library polls that pipe as its
+ * cancel fd); SIGCHLD writes to a second pipe that only means "reap". A
+ * signal that was ignored when rbarrier started stays ignored (nohup), for
+ * rbarrier and for its commands. */
+
+#include <sys/types.h>
+
+/* Record the dispositions found at start and ignore SIGPIPE (a write to a
+ * closed pipe or socket is an error we report). main calls it first. */
+void cli_signals_init(void);
+
+/* Route SIGINT/SIGTERM/SIGHUP (those not ignored at start) to the cancel
+ * pipe. 0, or -1 with errno. Idempotent. */
+int cli_install_signals(void);
+
+/* The first of those signals that arrived (0: none). */
+int cli_signal(void);
+
+/* The read end of the cancel pipe (-1 before cli_install_signals). */
+int cli_signal_fd(void);
+
+/* pipe(2) with both ends close-on-exec: a child holds only the end it is
+ * given (a worker that held the read end of its own output pipe would
+ * block forever once the reader died). */
+int cli_pipe_cloexec(int fds[2]);
+
+typedef struct cli_proc_opts {
+    const char *shell_cmd;  /* run /bin/sh -c -- shell_cmd; or */
+    const char *const *argv;/* execvp(argv[0], argv); or */
+    void (*fn)(void *arg);  /* call fn(arg) in the child (must not return) */
+    void *arg;
+    int stdout_fd;          /* -1: inherit */
+    int null_stdio;         /* stdout and stderr to /dev/null */
+    int parent_death_signal;/* 0, or the signal the child gets when
+                               rbarrier dies (even by SIGKILL) */
+    int own_group;          /* the child leads a process group of its own,
+                               and every signal goes to that group */
+    int exec_error_fails;   /* 1: an exec failure fails cli_proc_start
+                               with its errno; 0: the child says why on
+                               stderr and exits 126 or 127, as sh does */
+    const char *const *env; /* "NAME=value" strings to set in the child,
+                               NULL-terminated; NULL: none */
+    long long kill_after_ms;/* cli_proc_stop: SIGKILL this long after the
+                               first signal; 0: 10s */
+} cli_proc_opts;
+
+#define CLI_PROC_OPTS_INIT { .stdout_fd = -1 }
+
+typedef struct cli_proc {
+    pid_t pid;              /* > 0 while it runs, 0 once reaped */
+    int status;             /* once reaped: exit status, or 128+signal */
+    pid_t pgid;             /* its group (own_group), 0: none; a group
+                               outlives its leader while members remain */
+    long long kill_after_ms;
+    struct cli_proc *next;  /* the list of running children */
+} cli_proc;
+
+#define CLI_PROC_INIT { 0, 0, 0, 0, NULL }
+
+/* Start a child as o says. 0, or -1 with errno (fork failed, or exec
+ * failed with exec_error_fails). p must stay where it is until reaped. */
+int cli_proc_start(cli_proc *p, const cli_proc_opts *o);
+
+/* Sleep until p ends (1, p->status set), timeout_ms passes (0; < 0:
+ * never) or a signal from the cancel set arrives (0). Reaps every child
+ * that ended meanwhile, strangers included (orphans given to rbarrier as
+ * PID 1 or subreaper). No busy loop: it sleeps in poll(2). */
+int cli_proc_wait(cli_proc *p, long long timeout_ms);
+
+/* Send sig to p (its whole group with own_group). ESRCH is fine. */
+void cli_proc_signal(cli_proc *p, int sig);
+
+/* End p for good: sig (0: SIGTERM) to it, SIGKILL after its kill-after,
+ * and reap it. With own_group, also ends what is left of its group (a
+ * background grandchild) the same way. Returns p->status. Takes a p
+ * already reaped (then only its group is cleaned up). */
+int cli_proc_stop(cli_proc *p, int sig);
+
+/* Reap every child that has ended, without waiting. */
+void cli_reap(void);
+
+#endif
