@@ -113,7 +113,7 @@ int bench_memory(bench_ctx *ctx, int argc, char **argv)
             sleep_ms(10);
         sleep_ms(100);
         used1 = (long long)info_num(adm, "memory", "used_memory");
-        snprintf(pattern, sizeof(pattern), "rb:{bench-mem-%ld-*", k);
+        snprintf(pattern, sizeof(pattern), "rb:b:{bench-mem-%ld-*", k);
         usage = keys_usage(adm, pattern, &nkeys);
         printf("bytes_per_open_barrier %.0f\n",
                (double)(used1 - used0) / (double)barriers);

@@ -14,7 +14,9 @@ int cmd_reset(int argc, char **argv)
     void *table[1 + CLI_COMMON_COUNT + 1];
     rb_conn *conn = NULL;
     rb_error err;
-    rb_reset_result rr;
+    rb_reset_result rr = { 0, 0, NULL, 0 };
+    char removed[1024] = "";
+    size_t i, used = 0;
     const char *prefix = "rb";
     int code, rc;
 
@@ -35,24 +37,28 @@ int cmd_reset(int argc, char **argv)
         goto out;
     rc = rb_barrier_reset(&rr, conn, prefix, name->sval[0], 0, &err);
     code = cli_exit_code(rc, cli_signal());
+    for (i = 0; i < rr.removed_count && used < sizeof(removed); i++)
+        used += (size_t)snprintf(removed + used, sizeof(removed) - used,
+                                 "%s%s", i ? ", " : "", rr.removed[i]);
     if (rc != RB_OK) {
         cli_fail_as(code, NULL, err.msg, name->sval[0]);
     } else if (cli_out_json()) {
         cli_json_kint(cli_out_json(), "gen", rr.gen);
         cli_json_kint(cli_out_json(), "arrived", rr.members);
-        cli_json_kstr(cli_out_json(), "removed", rr.removed);
+        cli_json_kstr(cli_out_json(), "removed", removed);
         cli_done(code, NULL);
     } else {
-        if (rr.removed[0])
+        if (removed[0])
             printf("%s: removed damaged state (wrong type): %s\n",
-                   name->sval[0], rr.removed);
-        if (rr.gen == 0 && !rr.removed[0])
+                   name->sval[0], removed);
+        if (rr.gen == 0 && !removed[0])
             printf("%s: no such barrier; nothing to reset\n", name->sval[0]);
         else if (rr.gen != 0)
             printf("%s: round %lld broken (%ld arrived)\n", name->sval[0],
                    rr.gen, rr.members);
     }
 out:
+    rb_reset_result_clear(&rr);
     rb_conn_free(conn);
     arg_freetable(table, sizeof(table) / sizeof(table[0]));
     return code;

@@ -448,19 +448,19 @@ static int parse_flags(wait_flags *f, rb_wait_opts *o, rb_url *url,
         if (cli_parse_duration(f->timeout->sval[0], "--timeout", 0,
                                CLI_TIMEOUT_MAX_MS, &ms, err) != RB_OK)
             return RB_EINVAL;
-        o->timeout_s = (double)ms / 1000.0;
+        o->timeout_ms = ms;
     }
     if (f->lease->count) {
         if (cli_parse_duration(f->lease->sval[0], "--lease", CLI_LEASE_MIN_MS,
                                CLI_LEASE_MAX_MS, &ms, err) != RB_OK)
             return RB_EINVAL;
-        o->lease_s = (double)ms / 1000.0;
+        o->lease_ms = ms;
     }
     if (f->ttl->count) {
         if (cli_parse_duration(f->ttl->sval[0], "--ttl", CLI_TTL_MIN_MS,
                                CLI_TTL_MAX_MS, &ms, err) != RB_OK)
             return RB_EINVAL;
-        o->ttl_s = (long)((ms + 999) / 1000);
+        o->ttl_ms = ms;
     }
     if (f->id->count) {
         o->id = f->id->sval[0];
@@ -490,6 +490,8 @@ static int parse_flags(wait_flags *f, rb_wait_opts *o, rb_url *url,
         o->value = f->value->sval[0];
         if (*reduce == REDUCE_NONE)
             *reduce = REDUCE_ALL;
+        /* The round's parties must agree on it, as on --n. */
+        o->reduce = f->reduce->count ? f->reduce->sval[0] : "all";
         if (*reduce != REDUCE_ALL &&
             rb_check_number(&is_float, o->value, "--value", err) != RB_OK)
             return RB_EINVAL;
@@ -661,6 +663,7 @@ int wait_command(int argc, char **argv, char *const *run_argv)
         }
         rb_wait_result_clear(&res);
         o.value = NULL;   /* the value was agreed on entry */
+        o.reduce = NULL;
         rc = rb_barrier_wait(&res, conn, &o, &err);
         erase_progress(&line);
         if (rc == RB_OK) {

@@ -117,8 +117,8 @@ int cmd_worker(int argc, char **argv)
         o.prefix = prefix;
         o.n = count;
         o.id = id;
-        o.timeout_s = (double)timeout_ms / 1000;
-        o.lease_s = (double)lease_ms / 1000;
+        o.timeout_ms = timeout_ms;
+        o.lease_ms = lease_ms;
 
         for (i = 0; i < niters && rc == RB_OK; i++) {
             free(local_v);

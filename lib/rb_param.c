@@ -102,7 +102,7 @@ int rb_param__decode_train(char **local_out, char **global_out,
 }
 
 int rb_param_sync(char **out, rb_conn *c, const char *prefix,
-                  const char *param, const char *worker, long ttl_s,
+                  const char *param, const char *worker, long long ttl_ms,
                   rb_error *err)
 {
     rb_error local;
@@ -122,7 +122,7 @@ int rb_param_sync(char **out, rb_conn *c, const char *prefix,
     rc = param_keys(global, localk, traink, prefix, param, worker, err);
     if (rc != RB_OK)
         return rc;
-    snprintf(ttl, sizeof(ttl), "%ld", ttl_s > 0 ? ttl_s : 86400);
+    snprintf(ttl, sizeof(ttl), "%lld", rb_key__ttl_s(ttl_ms));
     rc = rb_script__run(c, RB_SCRIPT_SYNC, keys, args, 1, &call, &r, err);
     if (rc != RB_OK)
         return rc;
@@ -133,7 +133,7 @@ int rb_param_sync(char **out, rb_conn *c, const char *prefix,
 
 int rb_param_train(char **local_out, char **global_out, rb_conn *c,
                    const char *prefix, const char *param, const char *worker,
-                   const char *by, long ttl_s, rb_error *err)
+                   const char *by, long long ttl_ms, rb_error *err)
 {
     rb_error local;
     char global[RB_KEY_MAX], localk[RB_KEY_MAX], traink[RB_KEY_MAX];
@@ -156,7 +156,7 @@ int rb_param_train(char **local_out, char **global_out, rb_conn *c,
     rc = param_keys(global, localk, traink, prefix, param, worker, err);
     if (rc != RB_OK)
         return rc;
-    snprintf(ttl, sizeof(ttl), "%ld", ttl_s > 0 ? ttl_s : 86400);
+    snprintf(ttl, sizeof(ttl), "%lld", rb_key__ttl_s(ttl_ms));
     rb_random_hex(nonce, 16);
     args[0] = by;
     args[1] = is_float ? "1" : "0";
@@ -167,6 +167,17 @@ int rb_param_train(char **local_out, char **global_out, rb_conn *c,
         return rc;
     rc = rb_param__decode_train(local_out, global_out, r, err);
     freeReplyObject(r);
+    return rc;
+}
+
+/* GET on a key of another type: Redis' message does not say which key. */
+static int name_wrongtype(int rc, const char *key, rb_error *err)
+{
+    if (rc == RB_EREDIS && strncmp(err->msg, "WRONGTYPE", 9) == 0 &&
+        strstr(err->msg, key) == NULL)
+        return rb_error__set(err, RB_EREDIS, "WRONGTYPE %s holds a value of "
+                             "another type than a parameter's (not written "
+                             "by rbarrier?); nothing was written", key);
     return rc;
 }
 
@@ -194,13 +205,13 @@ int rb_param_get(char **out, rb_conn *c, const char *prefix,
     lens[1] = strlen(global);
     rc = rb_conn__call(c, 2, argv, lens, &call, &r, err);
     if (rc != RB_OK)
-        return rc;
+        return name_wrongtype(rc, global, err);
     rc = rb_param__decode_value(out, r, "get", err);
     freeReplyObject(r);
     return rc;
 }
 int rb_param_set(rb_conn *c, const char *prefix, const char *param,
-                 const char *value, long ttl_s, rb_error *err)
+                 const char *value, long long ttl_ms, rb_error *err)
 {
     rb_error local;
     char global[RB_KEY_MAX], ttl[24];
@@ -220,7 +231,7 @@ int rb_param_set(rb_conn *c, const char *prefix, const char *param,
     rc = param_keys(global, NULL, NULL, prefix, param, NULL, err);
     if (rc != RB_OK)
         return rc;
-    snprintf(ttl, sizeof(ttl), "%ld", ttl_s > 0 ? ttl_s : 86400);
+    snprintf(ttl, sizeof(ttl), "%lld", rb_key__ttl_s(ttl_ms));
     rc = rb_script__run(c, RB_SCRIPT_SET, keys, args, 2, &call, &r, err);
     freeReplyObject(r);
     return rc;
