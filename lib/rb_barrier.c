@@ -228,14 +228,17 @@ static int setup(rb_waiter *w, rb_conn *c, const rb_wait_opts *o,
 /* An arrival whose call failed may still have run (its reply lost, or its
  * --replicas not acknowledged): it must count for nobody. The nonce finds
  * the round it was counted in, which is broken unless it already ended.
- * Best effort, within the abandon grace: the caller reports its own
- * failure either way. */
+ * Best effort: the caller reports its own failure either way, and a
+ * party that could not be withdrawn is presumed dead after its lease. */
 static void withdraw(rb_waiter *w, const char *nonce, const rb_error *why)
 {
     const char *keys[2] = { w->base, w->nonce_key };
     char what[300];
     const char *args[4] = { w->o->id, nonce, what, w->linger };
-    rb_call call = rb_barrier__call_grace(w);
+    /* One attempt: a server that could not take the arrival will not take
+     * this either, and with --replicas its write lands before the WAIT
+     * that cannot be met. */
+    rb_call call = { .deadline = rb_deadline__once() };
     redisReply *r = NULL;
     rb_error werr;
     size_t i;

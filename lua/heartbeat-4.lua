@@ -29,9 +29,9 @@
 --                          barrier still holds it open, is broken for
 --                          whoever is left in it ('broken state of round G lost: ID is no
 --                          longer in it'), so no late party passes on it
--- A round whose barrier hash is gone (deleted by hand) is broken with
--- 'broken barrier state deleted': nobody can pass on a round the barrier
--- no longer knows, and an arrival now starts another.
+-- A round whose barrier hash is gone (deleted by hand, or deleted and
+-- recreated by a later arrival) is broken with 'broken barrier state
+-- deleted': nobody can pass on a round the barrier no longer knows.
 -- A bad argument, or a key of the wrong type, is an error reply, and
 -- nothing is written.
 
@@ -73,7 +73,13 @@ if not redis.call('ZSCORE', inkey, id) then
   return {'lost'}
 end
 if out then return {'out', out} end
-if not redis.call('HGET', base, 'gen') then
+-- Every step that moves the barrier past a round pushes its outcome first,
+-- or (a --once round) records its runner: a round the barrier no longer
+-- holds, with neither, had its barrier hash deleted (maybe recreated since
+-- by a newcomer's arrival, in a round of its own).
+local open_gen = redis.call('HGET', base, 'gen')
+if not open_gen or (tonumber(open_gen) ~= gen and
+   redis.call('TYPE', round_key(base, gen, 'run'))['ok'] == 'none') then
   return {'out', break_round(base, gen, inkey, outkey,
                              'barrier state deleted', linger)}
 end
