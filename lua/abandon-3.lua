@@ -62,7 +62,14 @@ if not redis.call('ZSCORE', inkey, id) then return {'lost'} end
 local reason = what
 local members = redis.call('ZRANGE', inkey, 0, -1)
 if form == 'arrivals' then
-  local n = redis.call('HGET', base, 'n') or '?'
+  -- A round the barrier moved past without an outcome is a complete
+  -- --once round: its n is its member count.
+  local n = '?'
+  if tonumber(redis.call('HGET', base, 'gen') or '0') == gen then
+    n = redis.call('HGET', base, 'n') or '?'
+  else
+    n = #members
+  end
   local missing = ''
   if expect then
     local seen, miss = {}, {}
