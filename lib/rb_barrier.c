@@ -289,7 +289,9 @@ static int arrive(rb_waiter *w, rb_arrive_reply *a, rb_error *err)
     rc = rb_reply__arrive(r, a);
     if (rc != RB_OK) {
         freeReplyObject(r);
-        return bad_reply(w, "arrive", err);
+        rc = bad_reply(w, "arrive", err);
+        withdraw(w, nonce, err);
+        return rc;
     }
     if (a->kind == RB_ARRIVE_BADN || a->kind == RB_ARRIVE_BADEXPECT ||
         a->kind == RB_ARRIVE_BADREDUCE) {

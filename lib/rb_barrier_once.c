@@ -110,7 +110,10 @@ int rb_barrier__run_once(rb_waiter *w, const rb_arrive_reply *a,
     long long next_beat;
     int rc, status = 0, ended;
 
-    if ((rc = claim(w, err)) != RB_OK)
+    if ((rc = claim(w, err)) == RB_ECANCELED)
+        return rb_barrier__abandon(w, "interrupted", "arrivals",
+                                   RB_ECANCELED, err);
+    if (rc != RB_OK)
         return rc;
     info.name = w->o->name;
     info.gen = a->gen;

@@ -29,21 +29,20 @@ static int param_keys(char *global, char *localk, char *traink,
 }
 
 /* A key of another type: the scripts name it ("WRONGTYPE <key> holds
- * ..."); a plain GET's error does not, so the key is added. */
-static int name_wrongtype(int rc, const char *param, const char *key,
-                          rb_error *err)
+ * ..."); a plain GET's error does not, so the key is added. The key names
+ * the parameter, so the message does not repeat it. */
+static int name_wrongtype(int rc, const char *key, rb_error *err)
 {
     char msg[sizeof(err->msg)];
 
     if (rc != RB_EREDIS || strncmp(err->msg, "WRONGTYPE", 9) != 0)
         return rc;
     if (strstr(err->msg, key) == NULL)
-        return rb_error__set(err, RB_EREDIS, "%s: key %s holds a value of "
+        return rb_error__set(err, RB_EREDIS, "key %s holds a value of "
                              "another type than a parameter's (not written "
-                             "by rbarrier?); nothing was written", param,
-                             key);
+                             "by rbarrier?); nothing was written", key);
     snprintf(msg, sizeof(msg), "%s", err->msg + 10);
-    return rb_error__set(err, RB_EREDIS, "%s: key %.400s", param, msg);
+    return rb_error__set(err, RB_EREDIS, "key %.400s", msg);
 }
 
 static const char *type_name(int type)
@@ -143,7 +142,7 @@ int rb_param_sync(char **out, rb_conn *c, const char *prefix,
     snprintf(ttl, sizeof(ttl), "%lld", rb_key__ttl_s(ttl_ms));
     rc = rb_script__run(c, RB_SCRIPT_SYNC, keys, args, 1, &call, &r, err);
     if (rc != RB_OK)
-        return name_wrongtype(rc, param, global, err);
+        return name_wrongtype(rc, global, err);
     rc = rb_param__decode_value(out, r, "sync", err);
     freeReplyObject(r);
     return rc;
@@ -182,7 +181,7 @@ int rb_param_train(char **local_out, char **global_out, rb_conn *c,
     args[3] = ttl;
     rc = rb_script__run(c, RB_SCRIPT_TRAIN, keys, args, 4, &call, &r, err);
     if (rc != RB_OK)
-        return name_wrongtype(rc, param, global, err);
+        return name_wrongtype(rc, global, err);
     rc = rb_param__decode_train(local_out, global_out, r, err);
     freeReplyObject(r);
     return rc;
@@ -212,7 +211,7 @@ int rb_param_get(char **out, rb_conn *c, const char *prefix,
     lens[1] = strlen(global);
     rc = rb_conn__call(c, 2, argv, lens, &call, &r, err);
     if (rc != RB_OK)
-        return name_wrongtype(rc, param, global, err);
+        return name_wrongtype(rc, global, err);
     rc = rb_param__decode_value(out, r, "get", err);
     freeReplyObject(r);
     return rc;
@@ -241,5 +240,5 @@ int rb_param_set(rb_conn *c, const char *prefix, const char *param,
     snprintf(ttl, sizeof(ttl), "%lld", rb_key__ttl_s(ttl_ms));
     rc = rb_script__run(c, RB_SCRIPT_SET, keys, args, 2, &call, &r, err);
     freeReplyObject(r);
-    return name_wrongtype(rc, param, global, err);
+    return name_wrongtype(rc, global, err);
 }
