@@ -36,7 +36,7 @@ int bench_idle(bench_ctx *ctx, int argc, char **argv)
         snprintf(tp[i].id, sizeof(tp[i].id), "w%ld", i);
         snprintf(tp[i].name, sizeof(tp[i].name), "%s", name);
         tp[i].o.n = parties + 1;
-        tp[i].o.timeout_s = (double)(seconds * windows + 60);
+        tp[i].o.timeout_ms = (long long)(seconds * windows + 60) * 1000;
     }
     me = party_conn(&ctx->url);
     adm = admin_connect(&ctx->url);

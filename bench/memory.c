@@ -96,7 +96,7 @@ int bench_memory(bench_ctx *ctx, int argc, char **argv)
                     snprintf(p->name, sizeof(p->name), "bench-mem-%ld-%ld",
                              k, i / arrived);
                     p->o.n = n;
-                    p->o.ttl_s = 600;
+                    p->o.ttl_ms = 600000;
                 }
                 parties_start(tp, hi - lo);
                 for (;;)

@@ -59,7 +59,7 @@ tparty *parties_new(const rb_url *u, long count)
         tp[i].o = o;
         tp[i].o.id = tp[i].id;
         tp[i].o.name = tp[i].name;
-        tp[i].o.timeout_s = 120;
+        tp[i].o.timeout_ms = 120000;
         tp[i].reps = 1;
     }
     return tp;
@@ -114,7 +114,7 @@ long long complete_round(rb_conn *c, const char *name, long n,
     o.name = name;
     o.n = n;
     o.id = id;
-    o.timeout_s = 60;
+    o.timeout_ms = 60000;
     if (sent)
         *sent = now_ns();
     if (rb_barrier_wait(&res, c, &o, &err) != RB_OK)

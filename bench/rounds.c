@@ -90,8 +90,8 @@ int bench_rounds(bench_ctx *ctx, int argc, char **argv)
             o.name = name;
             o.n = n;
             o.id = id;
-            o.ttl_s = ttl;
-            o.timeout_s = 60;
+            o.ttl_ms = (long long)ttl * 1000;
+            o.timeout_ms = 60000;
             __atomic_add_fetch(&shm->ready, 1, __ATOMIC_SEQ_CST);
             while (!__atomic_load_n(&shm->go, __ATOMIC_SEQ_CST))
                 sleep_ms(1);

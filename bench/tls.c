@@ -42,7 +42,7 @@ static void *pair_run(void *arg)
     o.name = p->name;
     o.n = 2;
     o.id = p->id;
-    o.timeout_s = 60;
+    o.timeout_ms = 60000;
     for (r = 0; p->rc == RB_OK && r < p->rounds; r++)
         p->rc = rb_barrier_wait(NULL, c, &o, &err);
     if (p->rc != RB_OK)
