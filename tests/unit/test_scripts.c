@@ -14,7 +14,8 @@
 static void test_scripts_ids_match_names(void **state)
 {
     static const char *const names[RB_SCRIPT__COUNT] = {
-        "abandon", "arrive", "heartbeat", "release", "reset", "set", "status", "sync",
+        "abandon", "arrive", "heartbeat", "job-end", "job-enter", "job-keep",
+        "job-reset", "job-status", "release", "reset", "set", "status", "sync",
         "train",
     };
     size_t i;

@@ -1,0 +1,46 @@
+#!lua flags=no-writes
+-- job-status: a consistent snapshot of one job, for `rbarrier status`.
+--
+-- KEYS[1]  the job's base key, <prefix>:j:{JOB}
+-- ARGV     none
+--
+-- Returns {epoch, state, att, n, restarts, now_ms, reason, expect,
+--          id1, rank1, state1, deadline1, exit1, id2, ...}
+--   epoch 0 (and nothing else) when no job of that name is kept; state
+--   'enter', 'run', 'done' or 'over'; reason the last break's ('' none);
+--   members of the epoch in rank order with their state (entering,
+--   running, left, failed, gone), lease deadline in the current attempt
+--   (-1: not in it) and command exit status (-1: none).
+
+--- @include "includes/time.lua"
+--- @include "includes/keys.lua"
+--- @include "includes/job.lua"
+
+local base = KEYS[1]
+local st = redis.call('HMGET', base, 'epoch', 'state', 'att', 'n', 'k',
+                      'reason', 'expect')
+local epoch, att = tonumber(st[1]), tonumber(st[3])
+if not epoch or not att then return {0} end
+local res = {epoch, st[2] or '', att, tonumber(st[4]) or 0,
+             tonumber(st[5]) or 0, now_ms(), st[6] or '', st[7] or ''}
+local m = redis.call('HGETALL', job_key(base, epoch, nil, 'm'))
+local info, ids = {}, {}
+for i = 1, #m, 2 do
+  local field, id = string.match(m[i], '^(%a+):(.+)$')
+  if field then
+    if not info[id] then info[id] = {}; ids[#ids + 1] = id end
+    info[id][field] = m[i + 1]
+  end
+end
+table.sort(ids, function(a, b)
+  return (tonumber(info[a].rank) or 0) < (tonumber(info[b].rank) or 0)
+end)
+local inkey = job_key(base, epoch, att, 'in')
+for _, id in ipairs(ids) do
+  res[#res + 1] = id
+  res[#res + 1] = tonumber(info[id].rank) or -1
+  res[#res + 1] = info[id].state or ''
+  res[#res + 1] = tonumber(redis.call('ZSCORE', inkey, id) or '-1')
+  res[#res + 1] = tonumber(info[id].exit or '-1')
+end
+return res
