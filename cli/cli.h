@@ -163,6 +163,8 @@ int cli_url(const cli_common *common, rb_url *url, rb_error *err);
 /* Make a connection handle whose calls a SIGINT/SIGTERM cancels. Returns
  * -1 to go on, or the exit code after printing why it could not. */
 int cli_open(const rb_url *url, rb_conn **out);
+/* The same with another cancel fd (run: one that a child's end wakes too). */
+int cli_open_cancel(const rb_url *url, int cancel_fd, rb_conn **out);
 
 
 /* ---- connection flags: --user, TLS, client names (connopts.c) ---- */
@@ -187,6 +189,11 @@ const char *cli_connopts_client_name(void);
  * on, or the exit code after saying why not (status, reset). */
 int cli_open_barrier(const cli_common *common, const char *name,
                      const char **prefix, rb_conn **conn);
+
+/* status: add job NAME's state (job_status.c): a "job" object under
+ * --json, lines otherwise; *exists 0 when no job of that name is kept. */
+int cli_job_status(rb_conn *conn, const char *prefix, const char *name,
+                   int *exists, rb_error *err);
 
 /* Prefix from --prefix (validated) or "rb". */
 int cli_prefix(const cli_common *common, const char **out, rb_error *err);

@@ -46,10 +46,8 @@ static void print_status(const char *name, const rb_status *st)
             cli_json_null(j);
         return;
     }
-    if (st->gen == 0) {
-        printf("%s: no such barrier (never used, or expired)\n", name);
+    if (st->gen == 0)
         return;
-    }
     printf("name          %s\n", name);
     printf("generation    %lld\n", st->gen);
     if (st->members_count)
@@ -90,7 +88,7 @@ int cmd_status(int argc, char **argv)
     rb_status st = { 0, 0, "", 0, NULL };
     rb_error err;
     const char *prefix = "rb";
-    int code, rc;
+    int code, rc, job = 0;
 
     cli_common_init(&common);
     name = arg_str1(NULL, "name", "NAME", "barrier name");
@@ -113,7 +111,17 @@ int cmd_status(int argc, char **argv)
         cli_fail_as(code, NULL, err.msg, name->sval[0]);
     } else {
         print_status(name->sval[0], &st);
-        cli_done(code, NULL);
+        rc = cli_job_status(conn, prefix, name->sval[0], &job, &err);
+        code = cli_exit_code(rc, cli_signal());
+        if (rc != RB_OK)
+            cli_fail_as(code, NULL, err.msg, name->sval[0]);
+        else if (cli_out_json())
+            cli_json_kbool(cli_out_json(), "exists", st.gen != 0 || job);
+        else if (st.gen == 0 && !job)
+            printf("%s: unknown (no barrier or job of that name: never "
+                   "used, or expired)\n", name->sval[0]);
+        if (rc == RB_OK)
+            cli_done(code, NULL);
     }
 out:
     rb_status_clear(&st);

@@ -512,12 +512,19 @@ static void say_unreachable(void *payload, const char *what,
 
 int cli_open(const rb_url *url, rb_conn **out)
 {
+    if (cli_install_signals() != 0)
+        return cli_fail(CLI_EXIT_REDIS, "pipe: %s", strerror(errno));
+    return cli_open_cancel(url, cli_signal_fd(), out);
+}
+
+int cli_open_cancel(const rb_url *url, int cancel_fd, rb_conn **out)
+{
     rb_conn_opts opts = RB_CONN_OPTS_INIT;
     rb_error err;
 
     if (cli_install_signals() != 0)
         return cli_fail(CLI_EXIT_REDIS, "pipe: %s", strerror(errno));
-    opts.cancel_fd = cli_signal_fd();
+    opts.cancel_fd = cancel_fd;
     opts.connect_timeout_ms = connect_timeout_ms;
     opts.replicas = (int)replicas;
     opts.on_unreachable = say_unreachable;

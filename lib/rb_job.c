@@ -331,7 +331,10 @@ static int block(rb_job *j, long long ms, char *text, size_t len,
     }
     if (rc != RB_OK)
         return rc;
-    if (rb_reply__block(r, &got) != RB_OK) {
+    got = NULL;
+    if (r->type != REDIS_REPLY_NIL &&
+        (str_at(r, &got) != RB_OK ||
+         (strcmp(got, "go") != 0 && rb_reply__outcome(got, NULL) < 0))) {
         freeReplyObject(r);
         return rb_error__set(err, RB_EPROTO, "%s: bad reply to %s", j->name,
                              argv[0]);

@@ -9,8 +9,8 @@
 --   epoch 0 (and nothing else) when no job of that name is kept; state
 --   'enter', 'run', 'done' or 'over'; reason the last break's ('' none);
 --   members of the epoch in rank order with their state (entering,
---   running, left, failed, gone), lease deadline in the current attempt
---   (-1: not in it) and command exit status (-1: none).
+--   running, left, failed, gone), lease deadline in the open attempt
+--   (-1: not in it, or the job ended) and command exit status (-1: none).
 
 --- @include "includes/time.lua"
 --- @include "includes/keys.lua"
@@ -36,11 +36,13 @@ table.sort(ids, function(a, b)
   return (tonumber(info[a].rank) or 0) < (tonumber(info[b].rank) or 0)
 end)
 local inkey = job_key(base, epoch, att, 'in')
+local open = st[2] == 'enter' or st[2] == 'run'
 for _, id in ipairs(ids) do
   res[#res + 1] = id
   res[#res + 1] = tonumber(info[id].rank) or -1
   res[#res + 1] = info[id].state or ''
-  res[#res + 1] = tonumber(redis.call('ZSCORE', inkey, id) or '-1')
+  res[#res + 1] = open and tonumber(redis.call('ZSCORE', inkey, id) or '-1')
+                   or -1
   res[#res + 1] = tonumber(info[id].exit or '-1')
 end
 return res
