@@ -331,8 +331,10 @@ static int cmd_ended(runner *r, int status, rb_error *err)
         rc = rb_job_fail(r->job, what, status, err);
         if (rc == RB_EBROKEN && rb_job_can_restart(r->job))
             return note_break(r, err);
+        /* Its own failure is no news to this runner's caller (CMD said
+         * what it had to, as under timeout(1)); the others say it. */
         if (rc == RB_EBROKEN || rc == RB_OK)
-            return cli_fail(status, "%s", err->msg);
+            return cli_done(status, cli_reason(err->msg, r->o.name));
         return cli_fail(cli_exit_code(rc, 0), "%s", err->msg);
     }
     rc = rb_job_leave(r->job, &done, err);

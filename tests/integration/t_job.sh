@@ -157,7 +157,7 @@ expect_match "status of a broken job: the reason and the member's exit status" \
 js=$(rb status --name "$name" --json)
 expect_match "... --json: state over, the reason" '"state":"over".*"reason":"w0.s command was killed by signal 15"' "$js"
 js=$(rb status --name "$(fresh unknown)" --json)
-expect_match "status of an unknown name: exists false" '"exists":false' "$js"
+expect_match "status of an unknown name: --json has no job" '^\{"name":"[^"]*","gen":0,[^j]*"outcome":"ok"' "$js"
 out=$(rb status --name "$(fresh unknown)")
 expect_match "... and says unknown" "unknown" "$out"
 
@@ -246,3 +246,17 @@ if start_redis jobrestart; then
 else
     not_ok "a private redis-server for the restart test"
 fi
+
+# 14. Inside a job, wait takes --n and --id from the job, and sync/train
+#     take --worker from RBARRIER_RANK; outside one, --worker is required.
+setup injob
+for id in w0 w1; do
+    start_member $id --expect w0,w1 --timeout 30 -- sh -c \
+        "$RBARRIER wait --name '$name-b' --timeout 20 && $RBARRIER train --param '$name-p' > /dev/null && $RBARRIER sync --param '$name-p' > '$d/'\$RBARRIER_ID.sync"
+done
+wait
+expect_eq "in a job: wait, train and sync without --n/--id/--worker" "0 0" "$(code_of w0) $(code_of w1)"
+expect_eq "... train counted each member once, sync used the rank" "1 1 2" \
+    "$(rcli EXISTS "$(pkey "$name-p"):local:0") $(rcli EXISTS "$(pkey "$name-p"):local:1") $(rcli GET "$(pkey "$name-p")")"
+out=$(env -u RBARRIER_JOB $RBARRIER sync --param "$name-p" 2>&1)
+expect_eq "outside a job sync needs --worker (exit 2)" 2 $?
