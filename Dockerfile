@@ -30,10 +30,12 @@ EXPOSE 6379
 CMD ["redis-server", "--protected-mode", "no", "--save", "", "--appendonly", "no"]
 
 # ---- runtime stage (the default image): the binary, the shared libraries
-# it links, the examples ----
+# it links, the CA certificates a rediss:// URL to a hosted Redis is checked
+# against, the examples ----
 FROM debian:bookworm-slim AS runtime
 RUN apt-get update \
     && apt-get install -y --no-install-recommends libhiredis0.14 libargtable2-0 libssl3 \
+        ca-certificates \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/rbarrier /usr/local/bin/rbarrier
 COPY examples/ /usr/local/share/rbarrier/examples/

@@ -106,10 +106,12 @@ $(BUILD)/rbarrier: $(CLI_OBJ) $(BUILD)/librbarrier.a
 $(BUILD)/rbarrier-fault: $(FCLI_OBJ) $(BUILD)/librbarrier-fault.a
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(FCLI_OBJ) $(BUILD)/librbarrier-fault.a $(LIBS) $(LDFLAGS)
 
-# Unit tests link the library plus the CLI's pure parts (option values,
-# the JSON writer, the demo line).
+# Unit tests link the library plus the CLI's parts that need no
+# connection (option values, the JSON writer, the demo line, the reduction,
+# the process runner).
 CLI_PURE_OBJ := $(BUILD)/obj/cli/opts.o $(BUILD)/obj/cli/json.o \
-                $(BUILD)/obj/cli/demo_line.o $(BUILD)/obj/cli/reduce.o
+                $(BUILD)/obj/cli/demo_line.o $(BUILD)/obj/cli/reduce.o \
+                $(BUILD)/obj/cli/spawn.o
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/librbarrier.a $(CLI_PURE_OBJ)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Wno-missing-prototypes -Icli -o $@ $< \
@@ -138,8 +140,7 @@ test check: all
 # make fuzz (not part of make test): libFuzzer targets built by clang with
 # ASan+UBSan for the URL parser, the name/id/number checks and key layout,
 # the option value parsers of cli/opts.c and every barrier reply decoder.
-# Each runs FUZZ_SECONDS (default 150) from the seeds in tests/fuzz/seeds;
-# a crash stops the run and leaves its input in build/fuzz.
+# Each runs FUZZ_SECONDS (default 150) from the seeds in tests/fuzz/seeds.
 FUZZ_TARGETS := url checks opts reply
 FUZZ_SECONDS ?= 150
 fuzz:
@@ -154,15 +155,26 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(BUILD)/librbarrier.a $(CLI_PURE_OBJ)
 	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer -Icli -o $@ $< \
 	    $(CLI_PURE_OBJ) $(BUILD)/librbarrier.a $(LIBS) $(LDFLAGS)
 
+# A target fails the run when libFuzzer exits non-zero (a crash, a leak,
+# an out-of-memory or a timeout: each also leaves its input) or leaves such
+# an input in build/fuzz/fuzz/artifacts-TARGET; every target runs anyway.
 fuzz-run: fuzz-build
-	$(Q)for t in $(FUZZ_TARGETS); do \
-	    mkdir -p $(BUILD)/fuzz/corpus-$$t && \
-	    echo "== fuzz_$$t ($(FUZZ_SECONDS) s)" && \
+	$(Q)fails=0; for t in $(FUZZ_TARGETS); do \
+	    mkdir -p $(BUILD)/fuzz/corpus-$$t $(BUILD)/fuzz/artifacts-$$t; \
+	    echo "== fuzz_$$t ($(FUZZ_SECONDS) s)"; \
 	    (cd $(BUILD)/fuzz && ./fuzz_$$t -max_total_time=$(FUZZ_SECONDS) \
-	        -print_final_stats=1 corpus-$$t $(abspath tests/fuzz/seeds/$$t) \
-	        2>&1 | grep -E '^(stat::number_of_executed_units|stat::peak_rss|==[0-9]+==ERROR|SUMMARY|Done)' ) || exit 1; \
-	    test -z "$$(ls $(BUILD)/fuzz/crash-* $(BUILD)/fuzz/leak-* 2>/dev/null)" || { echo "crash inputs in $(BUILD)/fuzz"; exit 1; }; \
-	done
+	        -print_final_stats=1 -artifact_prefix=artifacts-$$t/ \
+	        corpus-$$t $(abspath tests/fuzz/seeds/$$t) > fuzz_$$t.log 2>&1); \
+	    rc=$$?; \
+	    grep -E '^(stat::number_of_executed_units|stat::peak_rss|==[0-9]+==ERROR|SUMMARY|Done)' \
+	        $(BUILD)/fuzz/fuzz_$$t.log; \
+	    found=$$(ls $(BUILD)/fuzz/artifacts-$$t | grep -E '^(crash|leak|oom|timeout)-'); \
+	    if [ $$rc -ne 0 ] || [ -n "$$found" ]; then \
+	        echo "fuzz_$$t FAILED (exit $$rc): $$found; see $(BUILD)/fuzz/fuzz_$$t.log"; \
+	        fails=$$((fails + 1)); \
+	    fi; \
+	done; \
+	test $$fails -eq 0
 
 asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan \

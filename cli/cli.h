@@ -1,8 +1,9 @@
 #ifndef RB_CLI_H
 #define RB_CLI_H
 
-/* Shared by the subcommands: option tables, connecting, exit codes,
- * messages. Only cli/ prints, reads the environment, or exits. */
+/* Shared by the subcommands: option tables and parsing (args.c), messages
+ * and output (output.c), help (help.c), connecting (config.h), processes
+ * (spawn.h). Only cli/ prints, reads the environment, or exits. */
 
 #include <stdio.h>
 
@@ -10,6 +11,7 @@
 
 #include "rbarrier.h"
 
+#include "config.h"
 #include "json.h"
 #include "spawn.h"
 
@@ -143,7 +145,7 @@ void cli_stdout_failed(int e);
 /* After a command: flush stdout; if anything written to it was lost, say
  * so in one line and turn exit 0 into 1. Returns the exit code. */
 int cli_finish(int code);
-/* Before anything else: occupy a closed fd 0, 1 or 2 (see common.c). */
+/* Before anything else: occupy a closed fd 0, 1 or 2 (see output.c). */
 void cli_std_fds(void);
 /* The outcome word for an exit code. */
 const char *cli_outcome(int code);
@@ -154,19 +156,6 @@ int cli_error(rb_error *err, const char *fmt, ...) CLI_PRINTF(2, 3);
 /* Exit code for a library result (signal: the signal that cancelled). */
 int cli_exit_code(int rb_rc, int signal_number);
 
-/* Resolve the URL (--url, else $RBARRIER_URL, else the default) and the
- * password (the URL's, else $REDISCLI_AUTH); a user without a password is
- * bad input. Also checks the connection options (--connect-timeout)
- * that cli_open applies. No I/O; messages never quote the URL. */
-int cli_url(const cli_common *common, rb_url *url, rb_error *err);
-
-/* Make a connection handle whose calls a SIGINT/SIGTERM cancels. Returns
- * -1 to go on, or the exit code after printing why it could not. */
-int cli_open(const rb_url *url, rb_conn **out);
-/* The same with another cancel fd (run: one that a child's end wakes too). */
-int cli_open_cancel(const rb_url *url, int cancel_fd, rb_conn **out);
-
-
 /* ---- connection flags: --user, TLS, client names (connopts.c) ---- */
 
 #define CLI_CONNOPTS_COUNT 7
@@ -174,29 +163,28 @@ void cli_connopts_init(cli_common *c);
 /* Put the connection flags into table; returns how many (at most
  * CLI_CONNOPTS_COUNT). */
 size_t cli_connopts_table(const cli_common *c, void **table);
-/* Apply --user and resolve the TLS settings (flags, else RBARRIER_*);
- * TLS flags with a plain URL are bad input. */
-int cli_connopts_apply(const cli_common *common, rb_url *url, rb_error *err);
-/* The TLS settings for url (NULL for a plain one); warns once on stderr
- * when they skip verification. */
-const rb_tls_opts *cli_connopts_tls(const rb_url *url);
+/* Connection flag i (user, cacert, cacertdir, cert, key, sni, in that
+ * order): the flag's value (then exported as its RBARRIER_* variable for
+ * child processes), else the variable's, else NULL; *origin names the flag
+ * (without "--") or the variable. */
+const char *cli_connopts_value(const cli_common *common, size_t i,
+                               const char **origin);
+/* 1 when flag i was on the command line. */
+int cli_connopts_given(const cli_common *common, size_t i);
 /* Name this process's connections after a parsed command line:
  * rbarrier:<command>:<--name|--param>:<--id|--worker, else hostname:pid>. */
 void cli_connopts_name(void **table, const char *cmd);
 const char *cli_connopts_client_name(void);
 
-/* Check a barrier name, the prefix and the URL, then cli_open: -1 to go
- * on, or the exit code after saying why not (status, reset). */
+/* Check a barrier name, build cfg (config.h) and open a connection: -1
+ * to go on, or the exit code after saying why not (status, reset). */
 int cli_open_barrier(const cli_common *common, const char *name,
-                     const char **prefix, rb_conn **conn);
+                     cli_config *cfg, rb_conn **conn);
 
 /* status: add job NAME's state (job_status.c): a "job" object under
  * --json, lines otherwise; *exists 0 when no job of that name is kept. */
 int cli_job_status(rb_conn *conn, const char *prefix, const char *name,
                    int *exists, rb_error *err);
-
-/* Prefix from --prefix (validated) or "rb". */
-int cli_prefix(const cli_common *common, const char **out, rb_error *err);
 
 /* ---- option values (pure; unit-tested) ---- */
 

@@ -178,10 +178,10 @@ int cmd_demo(int argc, char **argv)
     cli_demo_server server = CLI_DEMO_SERVER_INIT;
     cli_demo_check k;
     rb_error err;
-    rb_url url;
+    cli_config cfg;
     rb_conn *conn = NULL;
     char self[PATH_MAX], run[32], nonce[9];
-    const char *prefix, *url_text, *problem;
+    const char *url_text, *problem;
     char *global_v = NULL;
     cli_proc *procs = NULL;
     int pipefd[2] = { -1, -1 }, code, failed = 0;
@@ -217,8 +217,7 @@ int cmd_demo(int argc, char **argv)
                            &workers, &err) ||
             cli_parse_long(iters_opt->sval[0], "--iters", 1, ITERS_MAX,
                            &iters, &err) ||
-            cli_prefix(&common, &prefix, &err) ||
-            (!check_opt->count && cli_url(&common, &url, &err))) {
+            (!check_opt->count && cli_config_build(&cfg, &common, &err))) {
             cli_fail(code, "%s", err.msg);
             goto out_table;
         }
@@ -242,7 +241,7 @@ int cmd_demo(int argc, char **argv)
                 goto out_table;
             }
             url_text = server.url;
-            if (rb_url_parse(&url, url_text, &err) != RB_OK) {
+            if (cli_config_use_url(&cfg, url_text, &err) != RB_OK) {
                 code = cli_fail(CLI_EXIT_USAGE, "%s", err.msg);
                 goto out;
             }
@@ -268,7 +267,7 @@ int cmd_demo(int argc, char **argv)
          * itself lives on to collect them and stop its server. */
         cli_install_signals();
         fflush(stdout);
-        if ((code = start_workers(procs, workers, self, url_text, run, prefix,
+        if ((code = start_workers(procs, workers, self, url_text, run, cfg.prefix,
                                   iters, pipefd[1])) >= 0)
             goto out;
         close(pipefd[1]);
@@ -281,8 +280,8 @@ int cmd_demo(int argc, char **argv)
         collect(in, &k, run);
         stop_workers(procs, workers, 0, &failed);
 
-        if (cli_open(&url, &conn) < 0)
-            rb_param_get(&global_v, conn, prefix, run, &err);
+        if (cli_config_open(&cfg, &conn) < 0)
+            rb_param_get(&global_v, conn, cfg.prefix, run, &err);
         cli_json_kint(cli_out_json(), "updates", k.lines);
         cli_json_knum(cli_out_json(), "value", global_v ? global_v : "0");
         problem = cli_demo_check_result(&k);

@@ -35,11 +35,10 @@ static int worker_missing(const struct arg_str *worker)
  * go on, or the exit code after saying why not. */
 static int param_open(const cli_common *common, const char *param,
                       const char *worker, const char *number,
-                      const char *number_what, const char **prefix,
+                      const char *number_what, cli_config *cfg,
                       rb_conn **conn)
 {
     rb_error err;
-    rb_url url;
 
     cli_json_kstr(cli_out_json(), "param", param);
     if (worker)
@@ -48,10 +47,9 @@ static int param_open(const cli_common *common, const char *param,
         (worker && rb_check_id(worker, "--worker", &err) != RB_OK) ||
         (number && rb_check_number(NULL, number, number_what, &err) !=
                        RB_OK) ||
-        cli_prefix(common, prefix, &err) != RB_OK ||
-        cli_url(common, &url, &err) != RB_OK)
+        cli_config_build(cfg, common, &err) != RB_OK)
         return cli_fail(CLI_EXIT_USAGE, "%s", err.msg);
-    return cli_open(&url, conn);
+    return cli_config_open(cfg, conn);
 }
 
 /* The library's answer as the exit code, with its message. */
@@ -71,7 +69,7 @@ int cmd_sync(int argc, char **argv)
     struct arg_end *end;
     rb_conn *conn = NULL;
     rb_error err;
-    const char *prefix;
+    cli_config cfg;
     char *value = NULL;
     int code, rc;
 
@@ -93,8 +91,8 @@ int cmd_sync(int argc, char **argv)
             code = CLI_EXIT_USAGE;
         if (code < 0 &&
             (code = param_open(&common, param->sval[0], worker->sval[0],
-                               NULL, NULL, &prefix, &conn)) < 0) {
-            rc = rb_param_sync(&value, conn, prefix, param->sval[0],
+                               NULL, NULL, &cfg, &conn)) < 0) {
+            rc = rb_param_sync(&value, conn, cfg.prefix, param->sval[0],
                                worker->sval[0], 0, &err);
             if (rc == RB_OK && cli_out_json())
                 cli_json_knum(cli_out_json(), "value", value);
@@ -116,7 +114,7 @@ int cmd_train(int argc, char **argv)
     struct arg_end *end;
     rb_conn *conn = NULL;
     rb_error err;
-    const char *prefix;
+    cli_config cfg;
     char *local_v = NULL, *global_v = NULL;
     int code, rc;
 
@@ -144,8 +142,8 @@ int cmd_train(int argc, char **argv)
             code = CLI_EXIT_USAGE;
         if (code < 0 &&
             (code = param_open(&common, param->sval[0], worker->sval[0],
-                               by->sval[0], "--by", &prefix, &conn)) < 0) {
-            rc = rb_param_train(&local_v, &global_v, conn, prefix,
+                               by->sval[0], "--by", &cfg, &conn)) < 0) {
+            rc = rb_param_train(&local_v, &global_v, conn, cfg.prefix,
                                 param->sval[0], worker->sval[0], by->sval[0],
                                 0, &err);
             if (rc == RB_OK && cli_out_json()) {
@@ -171,7 +169,7 @@ int cmd_get(int argc, char **argv)
     struct arg_end *end;
     rb_conn *conn = NULL;
     rb_error err;
-    const char *prefix;
+    cli_config cfg;
     char *value = NULL;
     int code, rc;
 
@@ -188,8 +186,8 @@ int cmd_get(int argc, char **argv)
             "whatever its\nlength.");
         if (code < 0 &&
             (code = param_open(&common, param->sval[0], NULL, NULL, NULL,
-                               &prefix, &conn)) < 0) {
-            rc = rb_param_get(&value, conn, prefix, param->sval[0], &err);
+                               &cfg, &conn)) < 0) {
+            rc = rb_param_get(&value, conn, cfg.prefix, param->sval[0], &err);
             if (rc == RB_OK && cli_out_json())
                 cli_json_knum(cli_out_json(), "value", value);
             else if (rc == RB_OK)
@@ -210,7 +208,7 @@ int cmd_set(int argc, char **argv)
     struct arg_end *end;
     rb_conn *conn = NULL;
     rb_error err;
-    const char *prefix;
+    cli_config cfg;
     int code, rc;
 
     cli_common_init(&common);
@@ -227,8 +225,8 @@ int cmd_set(int argc, char **argv)
             "Set parameter P's global value to V (a decimal number).");
         if (code < 0 &&
             (code = param_open(&common, param->sval[0], NULL, value->sval[0],
-                               "--value", &prefix, &conn)) < 0) {
-            rc = rb_param_set(conn, prefix, param->sval[0], value->sval[0],
+                               "--value", &cfg, &conn)) < 0) {
+            rc = rb_param_set(conn, cfg.prefix, param->sval[0], value->sval[0],
                               0, &err);
             cli_json_knum(cli_out_json(), "value", value->sval[0]);
             code = param_done(rc, &err);

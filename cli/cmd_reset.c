@@ -15,7 +15,7 @@ int cmd_reset(int argc, char **argv)
     rb_conn *conn = NULL;
     rb_error err;
     rb_reset_result rr;
-    const char *prefix = "rb";
+    cli_config cfg;
     int code, rc;
 
     cli_common_init(&common);
@@ -33,13 +33,13 @@ int cmd_reset(int argc, char **argv)
     if (code >= 0)
         goto out;
     cli_json_kstr(cli_out_json(), "name", name->sval[0]);
-    code = cli_open_barrier(&common, name->sval[0], &prefix, &conn);
+    code = cli_open_barrier(&common, name->sval[0], &cfg, &conn);
     if (code >= 0)
         goto out;
     if (job->count) {
         long long epoch = 0;
 
-        rc = rb_job_reset(&epoch, conn, prefix, name->sval[0], &err);
+        rc = rb_job_reset(&epoch, conn, cfg.prefix, name->sval[0], &err);
         code = cli_exit_code(rc, cli_signal());
         if (rc != RB_OK) {
             cli_fail_as(code, NULL, err.msg, name->sval[0]);
@@ -54,7 +54,7 @@ int cmd_reset(int argc, char **argv)
         }
         goto out;
     }
-    rc = rb_barrier_reset(&rr, conn, prefix, name->sval[0], 0, &err);
+    rc = rb_barrier_reset(&rr, conn, cfg.prefix, name->sval[0], 0, &err);
     code = cli_exit_code(rc, cli_signal());
     if (rc != RB_OK) {
         cli_fail_as(code, NULL, err.msg, name->sval[0]);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "config.h"
 
 static const char run_description[] =
     "rbarrier run [options] -- CMD [ARGS...]\n"
@@ -50,9 +51,8 @@ typedef struct run_flags {
 typedef struct runner {
     rb_job *job;
     rb_job_opts o;
-    const char *prefix;
     char *const *argv;
-    rb_url url;
+    cli_config cfg;
     long long kill_after_ms;
     int quiet;
     int wake;                 /* epoll over the signal and SIGCHLD pipes */
@@ -119,18 +119,15 @@ static void env_int(runner *r, int i, const char *name, long long v)
     r->env[i] = r->env_text[i];
 }
 
-/* The URL without its password (that goes as REDISCLI_AUTH, as redis-cli
- * takes it: not in any process's argv or in a URL a log may show). */
+/* CMD's environment; the URL without its password (that goes as
+ * REDISCLI_AUTH, as redis-cli takes it: in no argv, and in no URL a log
+ * may show). */
 static int build_env(runner *r)
 {
-    rb_url bare = r->url;
     char text[sizeof(r->env_text[0]) - 32];
-    rb_error err;
     int i = 0;
 
-    bare.has_password = 0;
-    bare.password[0] = '\0';
-    if (rb_url_format(text, sizeof(text), &bare, 0, &err) != RB_OK)
+    if (cli_config_child_url(&r->cfg, text, sizeof(text)) != 0)
         return -1;
     env_str(r, i++, "RBARRIER_JOB", r->o.name);
     env_str(r, i++, "RBARRIER_ID", r->o.id);
@@ -141,8 +138,8 @@ static int build_env(runner *r)
     env_str(r, i++, "RBARRIER_NAME", r->o.name);
     env_int(r, i++, "RBARRIER_GEN", rb_job_epoch(r->job));
     env_int(r, i++, "RBARRIER_INDEX", rb_job_rank(r->job));
-    if (r->url.has_password)
-        env_str(r, i++, "REDISCLI_AUTH", r->url.password);
+    if (cli_config_password(&r->cfg))
+        env_str(r, i++, "REDISCLI_AUTH", cli_config_password(&r->cfg));
     r->env[i] = NULL;
     return 0;
 }
@@ -286,10 +283,9 @@ static int parse_flags(run_flags *f, runner *r, char *default_id,
     }
     if (rb_check_id(r->o.id, "--id", err) != RB_OK)
         return RB_EINVAL;
-    if (cli_prefix(&f->common, &r->prefix, err) != RB_OK ||
-        cli_url(&f->common, &r->url, err) != RB_OK)
+    if (cli_config_build(&r->cfg, &f->common, err) != RB_OK)
         return RB_EINVAL;
-    r->o.prefix = r->prefix;
+    r->o.prefix = r->cfg.prefix;
     return RB_OK;
 }
 
@@ -489,7 +485,7 @@ int cmd_run(int argc, char **argv)
         ev.data.fd = cli_signal_fd();
         epoll_ctl(r.wake, EPOLL_CTL_ADD, cli_signal_fd(), &ev);
     }
-    if ((code = cli_open_cancel(&r.url, r.wake, &conn)) >= 0)
+    if ((code = cli_config_open_cancel(&r.cfg, r.wake, &conn)) >= 0)
         goto out;
     rb_job_free(r.job);
     if (rb_job_new(&r.job, conn, &r.o, &err) != RB_OK) {

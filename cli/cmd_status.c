@@ -87,7 +87,7 @@ int cmd_status(int argc, char **argv)
     rb_conn *conn = NULL;
     rb_status st = { 0, 0, "", 0, NULL };
     rb_error err;
-    const char *prefix = "rb";
+    cli_config cfg;
     int code, rc, job = 0;
 
     cli_common_init(&common);
@@ -102,16 +102,16 @@ int cmd_status(int argc, char **argv)
     if (code >= 0)
         goto out;
     cli_json_kstr(cli_out_json(), "name", name->sval[0]);
-    code = cli_open_barrier(&common, name->sval[0], &prefix, &conn);
+    code = cli_open_barrier(&common, name->sval[0], &cfg, &conn);
     if (code >= 0)
         goto out;
-    rc = rb_barrier_status(&st, conn, prefix, name->sval[0], &err);
+    rc = rb_barrier_status(&st, conn, cfg.prefix, name->sval[0], &err);
     code = cli_exit_code(rc, cli_signal());
     if (rc != RB_OK) {
         cli_fail_as(code, NULL, err.msg, name->sval[0]);
     } else {
         print_status(name->sval[0], &st);
-        rc = cli_job_status(conn, prefix, name->sval[0], &job, &err);
+        rc = cli_job_status(conn, cfg.prefix, name->sval[0], &job, &err);
         code = cli_exit_code(rc, cli_signal());
         if (rc != RB_OK)
             cli_fail_as(code, NULL, err.msg, name->sval[0]);

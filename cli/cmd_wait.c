@@ -175,7 +175,7 @@ static int in_expect(const char *expect, const char *id)
     return 0;
 }
 
-static void json_result(const rb_wait_opts *o, const rb_wait_result *res,
+static void json_result(const cli_wait_spec *o, const rb_wait_result *res,
                         int rc, cli_reduce_kind reduce, const char *reduced)
 {
     cli_json *j = cli_out_json();
@@ -215,7 +215,7 @@ static const char *job_env(const char *name)
     return job && job[0] && v && v[0] ? v : NULL;
 }
 
-static int parse_flags(wait_flags *f, rb_wait_opts *o, rb_url *url,
+static int parse_flags(wait_flags *f, cli_wait_spec *o, cli_config *cfg,
                        cli_reduce_kind *reduce, long long *kill_after_ms,
                        char *default_id, size_t idlen, rb_error *err)
 {
@@ -249,19 +249,17 @@ static int parse_flags(wait_flags *f, rb_wait_opts *o, rb_url *url,
         if (cli_parse_duration(f->timeout->sval[0], "--timeout", 0,
                                CLI_TIMEOUT_MAX_MS, &ms, err) != RB_OK)
             return RB_EINVAL;
-        o->timeout_s = (double)ms / 1000.0;
+        o->timeout_ms = ms;
     }
     if (f->lease->count) {
         if (cli_parse_duration(f->lease->sval[0], "--lease", CLI_LEASE_MIN_MS,
-                               CLI_LEASE_MAX_MS, &ms, err) != RB_OK)
+                               CLI_LEASE_MAX_MS, &o->lease_ms, err) != RB_OK)
             return RB_EINVAL;
-        o->lease_s = (double)ms / 1000.0;
     }
     if (f->ttl->count) {
         if (cli_parse_duration(f->ttl->sval[0], "--ttl", CLI_TTL_MIN_MS,
-                               CLI_TTL_MAX_MS, &ms, err) != RB_OK)
+                               CLI_TTL_MAX_MS, &o->ttl_ms, err) != RB_OK)
             return RB_EINVAL;
-        o->ttl_s = (long)((ms + 999) / 1000);
     }
     if (f->id->count) {
         o->id = f->id->sval[0];
@@ -295,6 +293,7 @@ static int parse_flags(wait_flags *f, rb_wait_opts *o, rb_url *url,
     if (f->reduce->count &&
         cli_reduce_parse(f->reduce->sval[0], reduce, err) != RB_OK)
         return RB_EINVAL;
+    o->reduce = f->reduce->count ? f->reduce->sval[0] : NULL;
     if (f->value->count) {
         int is_float;
 
@@ -310,9 +309,9 @@ static int parse_flags(wait_flags *f, rb_wait_opts *o, rb_url *url,
     } else if (*reduce != CLI_REDUCE_NONE) {
         return cli_error(err, "--reduce needs --value");
     }
-    if (cli_prefix(&f->common, &o->prefix, err) != RB_OK ||
-        cli_url(&f->common, url, err) != RB_OK)
+    if (cli_config_build(cfg, &f->common, err) != RB_OK)
         return RB_EINVAL;
+    o->prefix = cfg->prefix;
     return RB_OK;
 }
 
@@ -354,10 +353,11 @@ int wait_command(int argc, char **argv, char *const *run_argv)
     wait_flags f;
     void *table[13 + CLI_COMMON_COUNT + 1];
     size_t nt = 0;
-    rb_wait_opts o = RB_WAIT_OPTS_INIT;
+    cli_wait_spec o;
+    rb_wait_opts opts;
     rb_wait_result res;
     rb_error err;
-    rb_url url;
+    cli_config cfg;
     rb_conn *conn = NULL;
     cli_progress line = { NULL, NULL, 0 };
     child ch;
@@ -366,6 +366,7 @@ int wait_command(int argc, char **argv, char *const *run_argv)
     long long kill_after_ms = 0;
     int code, rc, quiet;
 
+    memset(&o, 0, sizeof(o));
     memset(&res, 0, sizeof(res));
     memset(&ch, 0, sizeof(ch));
     cli_common_init(&f.common);
@@ -427,7 +428,7 @@ int wait_command(int argc, char **argv, char *const *run_argv)
                      run_argv ? run_description : wait_description);
     if (code >= 0)
         goto out;
-    if (parse_flags(&f, &o, &url, &reduce, &kill_after_ms, default_id,
+    if (parse_flags(&f, &o, &cfg, &reduce, &kill_after_ms, default_id,
                     sizeof(default_id), &err) != RB_OK) {
         code = cli_fail(CLI_EXIT_USAGE, "%s", err.msg);
         goto out;
@@ -449,13 +450,14 @@ int wait_command(int argc, char **argv, char *const *run_argv)
         line.name = o.name;
         line.expect = o.expect;
         o.progress = cli_progress_show;
-        o.payload = &line;
+        o.progress_payload = &line;
         o.progress_ms = 1000;
     }
 
-    if ((code = cli_open(&url, &conn)) >= 0)
+    if ((code = cli_config_open(&cfg, &conn)) >= 0)
         goto out;
-    rc = rb_barrier_wait(&res, conn, &o, &err);
+    cli_wait_opts_fill(&opts, &o);
+    rc = rb_barrier_wait(&res, conn, &opts, &err);
     cli_progress_erase(&line);
     if (res.duplicate && !quiet)
         cli_message("warning: %s: id '%s' was already waiting in round %lld "
@@ -490,7 +492,8 @@ int wait_command(int argc, char **argv, char *const *run_argv)
         }
         rb_wait_result_clear(&res);
         o.value = NULL;   /* the value was agreed on entry */
-        rc = rb_barrier_wait(&res, conn, &o, &err);
+        cli_wait_opts_fill(&opts, &o);
+        rc = rb_barrier_wait(&res, conn, &opts, &err);
         cli_progress_erase(&line);
         if (rc == RB_OK) {
             json_result(&o, &res, rc, CLI_REDUCE_NONE, NULL);

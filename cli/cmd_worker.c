@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "demo.h"
+#include "wait.h"
 
 static const char description[] =
     "Run worker I of N through the seed's loop, I iterations of: barrier,\n"
@@ -52,16 +53,17 @@ int cmd_worker(int argc, char **argv)
     cli_common common;
     struct arg_str *worker, *workers, *iters, *run, *timeout, *lease;
     struct arg_end *end;
-    rb_wait_opts o = RB_WAIT_OPTS_INIT;
+    cli_wait_spec ws;
+    rb_wait_opts o;
     rb_conn *conn = NULL;
     rb_error err;
-    rb_url url;
-    const char *prefix;
+    cli_config cfg;
     char id[32], *local_v = NULL, *global_v = NULL;
     long index = 0, count = 0, niters = 10, i;
     long long timeout_ms = 0, lease_ms = 10000;
     int code, rc = RB_OK;
 
+    memset(&ws, 0, sizeof(ws));
     cli_common_init(&common);
     worker = arg_str1(NULL, "worker", "I", "this worker's index, 0..N-1");
     workers = arg_str1(NULL, "workers", "N", "number of workers, 1..100000");
@@ -92,8 +94,8 @@ int cmd_worker(int argc, char **argv)
             goto out;
 
         code = CLI_EXIT_USAGE;
-        o.name = run->sval[0];
-        cli_json_kstr(cli_out_json(), "name", o.name);
+        ws.name = run->sval[0];
+        cli_json_kstr(cli_out_json(), "name", ws.name);
         cli_json_kstr(cli_out_json(), "id", worker->sval[0]);
         if (cli_parse_count(workers->sval[0], "--workers", &count, &err) ||
             cli_parse_long(worker->sval[0], "--worker", 0, count - 1, &index,
@@ -104,20 +106,20 @@ int cmd_worker(int argc, char **argv)
                                CLI_TIMEOUT_MAX_MS, &timeout_ms, &err) ||
             cli_parse_duration(lease->sval[0], "--lease", CLI_LEASE_MIN_MS,
                                CLI_LEASE_MAX_MS, &lease_ms, &err) ||
-            rb_check_name(o.name, "--run", &err) ||
-            cli_prefix(&common, &prefix, &err) ||
-            cli_url(&common, &url, &err)) {
+            rb_check_name(ws.name, "--run", &err) ||
+            cli_config_build(&cfg, &common, &err)) {
             cli_fail(code, "%s", err.msg);
             goto out;
         }
-        if ((code = cli_open(&url, &conn)) >= 0)
+        if ((code = cli_config_open(&cfg, &conn)) >= 0)
             goto out;
         snprintf(id, sizeof(id), "%ld", index);
-        o.prefix = prefix;
-        o.n = count;
-        o.id = id;
-        o.timeout_s = (double)timeout_ms / 1000;
-        o.lease_s = (double)lease_ms / 1000;
+        ws.prefix = cfg.prefix;
+        ws.n = count;
+        ws.id = id;
+        ws.timeout_ms = timeout_ms;
+        ws.lease_ms = lease_ms;
+        cli_wait_opts_fill(&o, &ws);
 
         for (i = 0; i < niters && rc == RB_OK; i++) {
             free(local_v);
@@ -125,14 +127,14 @@ int cmd_worker(int argc, char **argv)
             local_v = global_v = NULL;
             rc = rb_barrier_wait(NULL, conn, &o, &err);
             if (rc == RB_OK)
-                rc = rb_param_sync(&local_v, conn, prefix, o.name, id, 0,
+                rc = rb_param_sync(&local_v, conn, cfg.prefix, o.name, id, 0,
                                    &err);
             if (rc == RB_OK)
                 rc = rb_barrier_wait(NULL, conn, &o, &err);
             if (rc == RB_OK) {
                 free(local_v);
                 local_v = NULL;
-                rc = rb_param_train(&local_v, &global_v, conn, prefix, o.name,
+                rc = rb_param_train(&local_v, &global_v, conn, cfg.prefix, o.name,
                                     id, "1", 0, &err);
             }
             if (rc == RB_OK &&

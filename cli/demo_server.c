@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "config.h"
 #include "demo.h"
 
 #define SOCK_NAME "/redis.sock"
@@ -107,8 +108,6 @@ int cli_demo_server_start(cli_demo_server *s, rb_error *err)
     int ctl[2], report[2], msg[2] = { -1, 0 }, started;
     size_t need;
     ssize_t got;
-    rb_conn *conn = NULL;
-    rb_url url;
     int rc;
 
     /* The socket path must fit sun_path; a long $TMPDIR falls back to
@@ -172,10 +171,7 @@ int cli_demo_server_start(cli_demo_server *s, rb_error *err)
     }
     s->pid = (pid_t)msg[0];
     /* Wait for it to answer, as any client would: connect with retries. */
-    if ((rc = rb_url_parse(&url, s->url, err)) == RB_OK &&
-        (rc = rb_conn_new(&conn, &url, NULL, err)) == RB_OK)
-        rc = rb_conn_connect(conn, cli_now_ms() + 10000, err);
-    rb_conn_free(conn);
+    rc = cli_config_probe(s->url, cli_now_ms() + 10000, err);
     if (rc != RB_OK)
         cli_demo_server_stop(s);
     return rc;

@@ -39,6 +39,8 @@ static int chld_pipe[2] = { -1, -1 };
 static volatile sig_atomic_t caught_signal;
 static cli_proc *running;
 
+static int wait_until(cli_proc *p, long long until, int watch_cancel);
+
 static long long mono_ms(void)
 {
     struct timespec ts;
@@ -315,7 +317,19 @@ int cli_proc_start(cli_proc *p, const cli_proc_opts *o)
         return -1;
     }
     if (pid == 0) {
-        running = NULL;     /* the parent's children are not ours */
+        /* The parent's children, and its wake-up pipes, are not ours: a
+         * child that runs code of ours (the demo's guard) must not read
+         * its parent's SIGCHLD bytes, nor write to its cancel pipe. */
+        running = NULL;
+        close(chld_pipe[0]);
+        close(chld_pipe[1]);
+        chld_pipe[0] = chld_pipe[1] = -1;
+        if (cancel_pipe[0] >= 0) {
+            close(cancel_pipe[0]);
+            close(cancel_pipe[1]);
+            cancel_pipe[0] = cancel_pipe[1] = -1;
+        }
+        caught_signal = 0;
         if (report[0] >= 0)
             close(report[0]);
         child_main(o, parent, report[1]);
@@ -338,8 +352,9 @@ int cli_proc_start(cli_proc *p, const cli_proc_opts *o)
     while (got < 0 && errno == EINTR);
     close(report[0]);
     if (got == (ssize_t)sizeof(child_errno)) {
-        while (p->pid > 0 && cli_proc_wait(p, -1) == 0 && cli_signal())
-            cli_proc_signal(p, SIGKILL);
+        /* It failed exec and is exiting: collect it, whatever signal came
+         * meanwhile. */
+        wait_until(p, -1, 0);
         errno = child_errno;
         return -1;
     }

@@ -1,8 +1,31 @@
 #ifndef RB_CLI_WAIT_H
 #define RB_CLI_WAIT_H
 
+#include "rbarrier.h"
+
 /* wait and run share one implementation (cmd_wait.c): run is a wait whose
  * pass runs run_argv and then waits once more. run_argv NULL: plain wait. */
 int wait_command(int argc, char **argv, char *const *run_argv);
+
+/* A wait as the CLI decided it, in the CLI's units; wait_opts.c turns it
+ * into the library's rb_wait_opts (the one place that fills them, for
+ * wait, run and the demo worker). */
+typedef struct cli_wait_spec {
+    const char *prefix, *name, *id;
+    long n;
+    const char *expect;       /* NULL: none */
+    const char *value;        /* NULL: none */
+    const char *reduce;       /* the --reduce word; NULL: none */
+    long long timeout_ms;     /* 0: no limit */
+    long long lease_ms;       /* 0: the library's default */
+    long long ttl_ms;         /* 0: the library's default */
+    const rb_once_ops *once;  /* NULL: no --once */
+    void *once_payload;
+    rb_progress_fn progress;  /* NULL: none */
+    void *progress_payload;
+    long progress_ms;
+} cli_wait_spec;
+
+void cli_wait_opts_fill(rb_wait_opts *o, const cli_wait_spec *w);
 
 #endif

@@ -57,15 +57,16 @@ local n = tonumber(redis.call('HGET', base, 'n') or '0')
 
 if mode == 'leave' then
   local leftkey = job_key(base, epoch, att, 'left')
-  redis.call('SADD', leftkey, id)
+  redis.call('ZADD', leftkey, 0, id)
   redis.call('HSET', m, 'state:' .. id, 'left', 'exit:' .. id, 0)
-  local left = redis.call('SCARD', leftkey)
+  local left = redis.call('ZCARD', leftkey)
   if left >= n then
     redis.call('RPUSH', outkey, 'ok')
     redis.call('HSET', base, 'state', 'done')
     redis.call('HDEL', base, 'reason')
     redis.call('EXPIRE', base, linger)
     redis.call('EXPIRE', m, linger)
+    redis.call('EXPIRE', job_key(base, epoch, nil, 'ids'), linger)
     job_expire(base, epoch, att, linger)
     return job_reply('out', epoch, att, -1, left, n, 'ok')
   end

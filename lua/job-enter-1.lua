@@ -79,14 +79,17 @@ local function join(epoch, att)
   elseif rank_in_expect then
     rank = rank_in_expect
   else
-    rank = redis.call('HINCRBY', m, 'nrank', 1) - 1
+    rank = tonumber(redis.call('HGET', m, 'nrank') or '0')
+    redis.call('HSET', m, 'nrank', rank + 1)
   end
   redis.call('HSET', m, 'rank:' .. id, rank, 'state:' .. id, 'entering')
+  redis.call('ZADD', job_key(base, epoch, nil, 'ids'), rank, id)
   redis.call('HDEL', m, 'exit:' .. id)
   redis.call('ZADD', inkey, now + lease, id)
   local count = redis.call('ZCARD', inkey)
   redis.call('EXPIRE', base, keep)
   redis.call('EXPIRE', m, keep)
+  redis.call('EXPIRE', job_key(base, epoch, nil, 'ids'), keep)
   job_expire(base, epoch, att, keep)
   if count >= n then
     redis.call('RPUSH', job_key(base, epoch, att, 'go'), 'go')
@@ -132,7 +135,7 @@ for _ = 1, 3 do
   local broke = job_check_leases(base, epoch, att, now, linger, ttl)
   if not broke then
     if state == 'enter' then
-      if att == 0 or redis.call('HEXISTS', m, 'rank:' .. id) == 1 then
+      if att == 0 or redis.call('HGET', m, 'rank:' .. id) then
         return join(epoch, att)
       end
       return job_reply('busy', epoch, att, -1, 0, n)

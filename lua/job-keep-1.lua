@@ -49,6 +49,7 @@ if broke then return job_reply('out', epoch, att, -1, 0, 0, broke) end
 local keep = math.max(ttl, math.ceil(2 * lease / 1000) + 1)
 redis.call('EXPIRE', base, keep)
 redis.call('EXPIRE', job_key(base, epoch, nil, 'm'), keep)
+redis.call('EXPIRE', job_key(base, epoch, nil, 'ids'), keep)
 job_expire(base, epoch, att, keep)
 local count = redis.call('ZCARD', inkey)
 local n = tonumber(redis.call('HGET', base, 'n') or '0')

@@ -23,26 +23,19 @@ local epoch, att = tonumber(st[1]), tonumber(st[3])
 if not epoch or not att then return {0} end
 local res = {epoch, st[2] or '', att, tonumber(st[4]) or 0,
              tonumber(st[5]) or 0, now_ms(), st[6] or '', st[7] or ''}
-local m = redis.call('HGETALL', job_key(base, epoch, nil, 'm'))
-local info, ids = {}, {}
-for i = 1, #m, 2 do
-  local field, id = string.match(m[i], '^(%a+):(.+)$')
-  if field then
-    if not info[id] then info[id] = {}; ids[#ids + 1] = id end
-    info[id][field] = m[i + 1]
-  end
-end
-table.sort(ids, function(a, b)
-  return (tonumber(info[a].rank) or 0) < (tonumber(info[b].rank) or 0)
-end)
+local m = job_key(base, epoch, nil, 'm')
+local ids = redis.call('ZRANGE', job_key(base, epoch, nil, 'ids'), 0, -1,
+                      'WITHSCORES')
 local inkey = job_key(base, epoch, att, 'in')
 local open = st[2] == 'enter' or st[2] == 'run'
-for _, id in ipairs(ids) do
+for i = 1, #ids, 2 do
+  local id = ids[i]
+  local f = redis.call('HMGET', m, 'state:' .. id, 'exit:' .. id)
   res[#res + 1] = id
-  res[#res + 1] = tonumber(info[id].rank) or -1
-  res[#res + 1] = info[id].state or ''
+  res[#res + 1] = tonumber(ids[i + 1])
+  res[#res + 1] = f[1] or ''
   res[#res + 1] = open and tonumber(redis.call('ZSCORE', inkey, id) or '-1')
                    or -1
-  res[#res + 1] = tonumber(info[id].exit or '-1')
+  res[#res + 1] = tonumber(f[2] or '-1')
 end
 return res

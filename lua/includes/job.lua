@@ -4,10 +4,11 @@
 -- <base> = <prefix>:j:{JOB}, a hash: epoch (the run of the name), state
 -- ('enter', 'run', 'done', 'over'), att (the attempt: 0, then one more per
 -- restart), n, k (restarts allowed), expect, reason (of the last break).
--- <base>:<epoch>:m, a hash: rank:<id>, state:<id>, exit:<id>, nrank.
+-- <base>:<epoch>:m, a hash: rank:<id>, state:<id>, exit:<id>, nrank;
+-- <base>:<epoch>:ids, the members (zset id -> rank).
 -- <base>:<epoch>:<att>:in (zset id -> lease deadline ms), :go (list: 'go'
 -- once everyone entered, or the break), :out (list: 'ok' once everyone
--- left, or the break), :left (set). Every key carries {JOB}: one slot.
+-- left, or the break), :left (zset of the members that left). Every key carries {JOB}: one slot.
 
 -- One reply shape for every job script, so one decoder reads them all.
 local function job_reply(kind, epoch, att, rank, count, n, text, next_ms)
@@ -29,8 +30,9 @@ end
 local function job_break(base, epoch, att, reason, linger, ttl)
   local outcome = 'broken ' .. reason
   local go, out = job_key(base, epoch, att, 'go'), job_key(base, epoch, att, 'out')
-  if redis.call('LLEN', out) > 0 then return redis.call('LINDEX', out, 0) end
-  if redis.call('LLEN', go) == 0 then redis.call('RPUSH', go, outcome) end
+  local prev = redis.call('LINDEX', out, 0)
+  if prev then return prev end
+  if not redis.call('LINDEX', go, 0) then redis.call('RPUSH', go, outcome) end
   redis.call('RPUSH', out, outcome)
   local st = redis.call('HMGET', base, 'epoch', 'att', 'k')
   if tonumber(st[1]) == epoch and tonumber(st[2]) == att then
@@ -41,6 +43,7 @@ local function job_break(base, epoch, att, reason, linger, ttl)
       redis.call('HSET', base, 'state', 'over')
       redis.call('EXPIRE', base, linger)
       redis.call('EXPIRE', job_key(base, epoch, nil, 'm'), linger)
+      redis.call('EXPIRE', job_key(base, epoch, nil, 'ids'), linger)
     end
   end
   job_expire(base, epoch, att, linger)

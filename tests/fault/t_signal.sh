@@ -1,5 +1,9 @@
 # SIGTERM / SIGINT / SIGHUP of a waiting party: it breaks the round for the
-# others ("<id> interrupted") and exits 128+signal, at once.
+# others ("<id> interrupted") and exits 128+signal, at once. A command
+# started with '&' by a script has SIGINT ignored (POSIX), and rbarrier
+# keeps a signal ignored at start ignored, as shells do: the parties get
+# SIGINT back with env --default-signal (the nohup case is in
+# t_processes.sh).
 . "$RB_TESTS_DIR/lib.sh"
 . "$RB_TESTS_DIR/fault/lib_fault.sh"
 trap kill_spawned EXIT
@@ -8,7 +12,7 @@ for sig in TERM:143 INT:130 HUP:129; do
     signame=${sig%:*} want=${sig#*:}
     name=$(fresh "sig$signame")
     for i in 0 1 2; do
-        spawn "$name.w$i" $RBARRIER wait --name "$name" --n 4 --id "w$i" --timeout 60
+        spawn "$name.w$i" env --default-signal=INT $RBARRIER wait --name "$name" --n 4 --id "w$i" --timeout 60
     done
     wait_arrived "$name" 3 || not_ok "3 parties arrived"
     t0=$(now_ms)
@@ -30,7 +34,7 @@ done
 
 # With --json the interrupted party still prints its one object.
 name=$(fresh sigjson)
-spawn "$name.a" $RBARRIER wait --name "$name" --n 2 --id a --json
+spawn "$name.a" env --default-signal=INT $RBARRIER wait --name "$name" --n 2 --id a --json
 wait_arrived "$name" 1 || not_ok "party arrived"
 kill -INT "$(pid_of "$name.a")"
 await "$name.a" 10

@@ -139,6 +139,34 @@ js=$(rb wait --name ok --n 0 --json 2>/dev/null)
 expect_eq "usage error under --json: exit 2, one JSON object" \
     '{"outcome":"error","reason":"--n must be 1..100000, not '"'0'"'","exit":2}' "$js"
 
+# A word that is one of the command's own options is a forgotten value,
+# not a value; a misspelt flag gets a suggestion.
+expect_usage "--name --json" "--name needs a value, not the option --json" wait --name --json --n 2
+expect_usage "--n -q" "--n needs a value, not the option -q" wait --name x --n -q
+expect_usage "--param --worker" "--param needs a value, not the option --worker" sync --param --worker w0
+expect_usage "--once --timeout" "--once needs a value, not the option --timeout" wait --name x --n 1 --once --timeout 5
+expect_usage "--timout" "unknown option '--timout' \(did you mean --timeout\?\)" wait --name x --n 2 --timout 5
+expect_usage "--nmae" "did you mean --name\?" status --nmae x
+expect_usage "--kill-after without --once" "--kill-after needs --once" wait --name x --n 1 --kill-after 5
+expect_usage "--kill-after 0" "--kill-after must be" run --name x --n 1 --kill-after 0 -- true
+# Other words starting with '-' are values.
+p=$(fresh neg)
+rb set --param "$p" --value -3 >/dev/null
+expect_eq "--value -3 is a value" "-3" "$(rb get --param "$p")"
+expect_eq "--by -1 is a value" "-4" "$(rb train --param "$p" --worker w0 --by -1 | sed 's/.*global //')"
+expect_eq "--name=--json is a value when asked so" 0 "$(rb wait --name=--json --n 1 >/dev/null 2>&1; echo $?)"
+
+# TLS flags naming a missing file or directory: bad input before any
+# connection (the URL's port has no TLS listener; no attempt is made).
+tls_url="rediss://127.0.0.1:${RB_TEST_PORT:-6379}"
+expect_usage "--cacert missing" "--cacert: cannot read '/nonexistent/ca.pem'" get --param x --url "$tls_url" --cacert /nonexistent/ca.pem
+expect_usage "--cert missing" "--cert: cannot read" get --param x --url "$tls_url" --cert /nonexistent/c.pem --key /nonexistent/k.pem
+expect_usage "--cacertdir not a directory" "--cacertdir: '/etc/hostname' is not a directory" get --param x --url "$tls_url" --cacertdir /etc/hostname
+expect_usage "--key is a directory" "--key: '/tmp' is a directory" wait --name x --n 1 --url "$tls_url" --cert /etc/hostname --key /tmp
+err=$(RBARRIER_CACERT=/nonexistent/ca.pem rb get --param x --url "$tls_url" 2>&1)
+expect_eq "\$RBARRIER_CACERT missing: exit 2" 2 $?
+expect_match "... naming the variable" "RBARRIER_CACERT: cannot read" "$err"
+
 # Help alone still exits 0, in each spelling.
 for args in "wait --help" "wait -h" "help wait" "help" "--help" "-h"; do
     rb $args >/dev/null 2>&1

@@ -70,6 +70,22 @@ for cmd in once run; do
     check "$cmd: the grandchild too" pid_gone "$(cat "$d/grandchild")"
 done
 
+# 4b. While it waits out --kill-after, rbarrier sleeps: the CPU time of the
+#     party and its reaped command stays far below the 2 s it waited.
+name=$(fresh kacpu); d=$T/$name; mkdir -p "$d"
+body="trap '' TERM; $(leaver "$d")"
+cpu=$( (
+    $RBARRIER wait --name "$name" --n 1 --kill-after 2 --once "$body" 2>/dev/null &
+    p=$!
+    wait_until 20 test -s "$d/grandchild"
+    kill -TERM "$p"; wait "$p"
+    times
+) | tail -1 | awk '{ n = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); n += a[1] * 60 + a[2] } printf "%d", n * 1000 }')
+case $RBARRIER in
+*valgrind*) skip "kill-after CPU time: valgrind's own CPU time would be measured" ;;
+*) check "kill-after: no busy wait (${cpu} ms CPU in a 2 s wait)" test "${cpu:-99999}" -lt 500 ;;
+esac
+
 # 5. run: SIGTERM while the command runs ends its whole group (default
 #    kill-after; the command does not ignore TERM).
 name=$(fresh runterm); d=$T/$name; mkdir -p "$d"

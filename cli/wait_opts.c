@@ -1,0 +1,27 @@
+/* wait.h: the library's wait options from the CLI's spec. The library's
+ * option fields change units and grow (a version field, milliseconds, the
+ * round's reduction); only this function follows them. */
+#include "wait.h"
+
+void cli_wait_opts_fill(rb_wait_opts *o, const cli_wait_spec *w)
+{
+    rb_wait_opts init = RB_WAIT_OPTS_INIT;
+
+    *o = init;
+    o->prefix = w->prefix;
+    o->name = w->name;
+    o->n = w->n;
+    o->id = w->id;
+    o->expect = w->expect;
+    o->value = w->value;
+    /* w->reduce stays in the CLI until the library takes it. */
+    o->timeout_s = (double)w->timeout_ms / 1000.0;
+    o->lease_s = (double)w->lease_ms / 1000.0;
+    /* Whole seconds, rounded up: a TTL never ends before it was asked to. */
+    o->ttl_s = (long)((w->ttl_ms + 999) / 1000);
+    o->once = w->once;
+    o->once_payload = w->once_payload;
+    o->progress = w->progress;
+    o->payload = w->progress_payload;
+    o->progress_ms = w->progress_ms;
+}
