@@ -26,7 +26,7 @@ static int worker_missing(const struct arg_str *worker)
 {
     if (worker->sval[0][0] != '\0')
         return 0;
-    cli_fail(CLI_EXIT_USAGE, "--worker is required (inside a job it "
+    cli_fail(CLI_EXIT_USAGE, "missing option --worker=W (inside a job it "
              "defaults to $RBARRIER_RANK)");
     return 1;
 }

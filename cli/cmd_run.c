@@ -158,6 +158,9 @@ static int start_cmd(runner *r, rb_error *err)
     o.parent_death_signal = SIGTERM;
     o.kill_after_ms = r->kill_after_ms;
     o.env = r->env;
+    /* Under --json stdout carries only the result. */
+    if (cli_out_json())
+        o.stdout_fd = STDERR_FILENO;
     memset(&r->cmd, 0, sizeof(r->cmd));
     if (cli_proc_start(&r->cmd, &o) != 0)
         return cli_error(err, "cannot start the command: %s",
@@ -303,9 +306,11 @@ static int interrupted(runner *r, rb_error *err)
     char what[RB_NAME_MAX + 32];
     int sig = cli_signal();
 
-    stop_cmd(r, sig);
+    /* The others first: CMD may take its --kill-after to stop, and they
+     * must not wait for that, nor take it for a silent death. */
     snprintf(what, sizeof(what), "%s interrupted", r->o.id);
     rb_job_fail(r->job, what, -1, err);
+    stop_cmd(r, sig);
     return cli_fail(cli_exit_code(RB_ECANCELED, sig), "%s: %s", r->o.name,
                     what);
 }

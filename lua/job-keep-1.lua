@@ -39,29 +39,46 @@ local linger = int_arg(6, 'linger', 1, 1e9)
 local inkey = job_key(base, epoch, att, 'in')
 local out = redis.call('LINDEX', job_key(base, epoch, att, 'out'), 0)
 if out then return job_reply('out', epoch, att, -1, 0, 0, out) end
-if not redis.call('ZSCORE', inkey, id) then return job_reply('lost', epoch, att) end
 
+-- Few commands per call: this runs every third of a lease for every
+-- member of every job. The renewal itself says whether this member is
+-- listed (XX CH: 0 when it is not), and the two earliest deadlines say
+-- both whether one ran out and when to look next.
 local now = now_ms()
-redis.call('ZADD', inkey, 'XX', now + lease, id)
-local broke = job_check_leases(base, epoch, att, now, linger, ttl)
-if broke then return job_reply('out', epoch, att, -1, 0, 0, broke) end
-
-local keep = math.max(ttl, math.ceil(2 * lease / 1000) + 1)
-redis.call('EXPIRE', base, keep)
-redis.call('EXPIRE', job_key(base, epoch, nil, 'm'), keep)
-redis.call('EXPIRE', job_key(base, epoch, nil, 'ids'), keep)
-job_expire(base, epoch, att, keep)
-local count = redis.call('ZCARD', inkey)
-local n = tonumber(redis.call('HGET', base, 'n') or '0')
+if redis.call('ZADD', inkey, 'XX', 'CH', now + lease, id) == 0 then
+  return job_reply('lost', epoch, att)
+end
 local next_ms = -1
 local first = redis.call('ZRANGE', inkey, 0, 1, 'WITHSCORES')
 for i = 1, #first, 2 do
   if first[i] ~= id then
-    next_ms = math.max(0, tonumber(first[i + 1]) - now)
+    local at = tonumber(first[i + 1])
+    if at < now then
+      redis.call('HSET', job_key(base, epoch, nil, 'm'), 'state:' .. first[i],
+                 'gone')
+      return job_reply('out', epoch, att, -1, 0, 0,
+                       job_break(base, epoch, att, 'lease of ' .. first[i] ..
+                                 ' expired', linger, ttl))
+    end
+    next_ms = at - now
     break
   end
 end
-if redis.call('LINDEX', job_key(base, epoch, att, 'go'), 0) == 'go' then
-  return job_reply('go', epoch, att, -1, count, n, '', next_ms)
+
+-- Nothing of a running job may expire; renewed once half the idle ttl
+-- has gone, not on every call.
+local st = redis.call('HMGET', base, 'n', 'exp')
+local n = tonumber(st[1] or '0')
+local keep = math.max(ttl, math.ceil(2 * lease / 1000) + 1)
+if tonumber(st[2] or '0') < now + keep * 500 then
+  redis.call('HSET', base, 'exp', now + keep * 1000)
+  redis.call('EXPIRE', base, keep)
+  redis.call('EXPIRE', job_key(base, epoch, nil, 'm'), keep)
+  redis.call('EXPIRE', job_key(base, epoch, nil, 'ids'), keep)
+  job_expire(base, epoch, att, keep)
 end
-return job_reply('wait', epoch, att, -1, count, n, '', next_ms)
+if redis.call('LINDEX', job_key(base, epoch, att, 'go'), 0) == 'go' then
+  return job_reply('go', epoch, att, -1, n, n, '', next_ms)
+end
+return job_reply('wait', epoch, att, -1, redis.call('ZCARD', inkey), n, '',
+                 next_ms)
