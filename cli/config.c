@@ -187,13 +187,21 @@ static void say_unreachable(void *payload, const char *what,
 
 int cli_config_open(const cli_config *cfg, rb_conn **out)
 {
+    if (cli_install_signals() != 0)
+        return cli_fail(CLI_EXIT_REDIS, "pipe: %s", strerror(errno));
+    return cli_config_open_cancel(cfg, cli_signal_fd(), out);
+}
+
+int cli_config_open_cancel(const cli_config *cfg, int cancel_fd,
+                           rb_conn **out)
+{
     static int insecure_warned;
     rb_conn_opts opts = RB_CONN_OPTS_INIT;
     rb_error err;
 
     if (cli_install_signals() != 0)
         return cli_fail(CLI_EXIT_REDIS, "pipe: %s", strerror(errno));
-    opts.cancel_fd = cli_signal_fd();
+    opts.cancel_fd = cancel_fd;
     opts.connect_timeout_ms = cfg->connect_timeout_ms;
     opts.replicas = (int)cfg->replicas;
     opts.on_unreachable = say_unreachable;
@@ -223,4 +231,19 @@ int cli_config_probe(const char *url_text, long long until_ms, rb_error *err)
         rc = rb_conn_connect(conn, until_ms, err);
     rb_conn_free(conn);
     return rc;
+}
+
+int cli_config_child_url(const cli_config *cfg, char *buf, size_t len)
+{
+    rb_url bare = cfg->url;
+    rb_error err;
+
+    bare.has_password = 0;
+    bare.password[0] = '\0';
+    return rb_url_format(buf, len, &bare, 0, &err) == RB_OK ? 0 : -1;
+}
+
+const char *cli_config_password(const cli_config *cfg)
+{
+    return cfg->url.has_password ? cfg->url.password : NULL;
 }
