@@ -1,4 +1,4 @@
-/* rbarrier wait (and run): meet N-1 other parties at a named barrier.
+/* rbarrier wait: meet N-1 other parties at a named barrier.
  * The library does the protocol; this file turns flags into rb_wait_opts
  * (parse_flags, the one place that fills them), hands --once commands to
  * the process runner (the library never forks) and says what happened. */
@@ -34,23 +34,7 @@ static const char wait_description[] =
     "\n"
     "Durations take 90, 1.5, 30s, 5m, 2h or 1d; --timeout 0 means no limit.";
 
-static const char run_description[] =
-    "rbarrier run [options] -- CMD [ARGS...]\n"
-    "\n"
-    "A double barrier around a command, in the manner of flock FILE CMD:\n"
-    "the N parties enter together (one round of NAME), each runs CMD with\n"
-    "ARGS, and all leave together (the next round). The exit status is\n"
-    "CMD's, or the barrier's code when a round broke. --timeout applies to\n"
-    "each of the two waits, not to CMD. CMD sees the RBARRIER_* variables\n"
-    "that wait --once sets (RBARRIER_INDEX: this party's place on entry).\n"
-    "CMD runs in a process group of its own. A signal to this party while\n"
-    "CMD runs is passed on to the group (SIGKILL --kill-after later); this\n"
-    "party then exits 128+N without entering the second round, which the\n"
-    "others then leave only by their own --timeout: give run a --timeout.\n"
-    "Nothing CMD started outlives this party. A CMD that cannot run exits\n"
-    "127 (not found) or 126 (not executable), as the shell does.";
-
-/* ---- the command's process (for --once, and for run) ---- */
+/* ---- the --once command's process ---- */
 
 typedef struct child {
     cli_proc_opts opts;
@@ -277,12 +261,12 @@ static int parse_flags(wait_flags *f, cli_wait_spec *o, cli_config *cfg,
     if (o->expect && !in_expect(o->expect, o->id))
         return cli_error(err, "--id '%s' is not one of --expect %.200s",
                          o->id, o->expect);
-    if (f->once && f->once->count) {
+    if (f->once->count) {
         if (f->once->sval[0][0] == '\0')
             return cli_error(err, "--once must not be empty");
     }
     if (f->kill_after->count) {
-        if (f->once && !f->once->count)
+        if (!f->once->count)
             return cli_error(err, "--kill-after needs --once CMD");
         if (cli_parse_duration(f->kill_after->sval[0], "--kill-after",
                                CLI_KILL_AFTER_MIN_MS, CLI_KILL_AFTER_MAX_MS,
@@ -350,7 +334,7 @@ static int print_pass(const wait_flags *f, const rb_wait_result *res,
     return RB_OK;
 }
 
-int wait_command(int argc, char **argv, char *const *run_argv)
+int cmd_wait(int argc, char **argv)
 {
     wait_flags f;
     void *table[13 + CLI_COMMON_COUNT + 1];
@@ -388,10 +372,8 @@ int wait_command(int argc, char **argv, char *const *run_argv)
                        "0.1s..1d)");
     f.ttl = arg_str0(NULL, "ttl", "DUR", "idle barrier state expires after "
                      "DUR (default 1d, 1s..365d)");
-    f.once = run_argv ? NULL
-                      : arg_str0(NULL, "once", "CMD", "if this arrival "
-                                 "completes the round, run CMD before "
-                                 "anyone is released");
+    f.once = arg_str0(NULL, "once", "CMD", "if this arrival completes the "
+                      "round, run CMD before anyone is released");
     f.value = arg_str0(NULL, "value", "V", "this party's value; when the "
                        "round passes every party prints the same reduction");
     f.reduce = arg_str0(NULL, "reduce", "max|min|sum|all", "how --value "
@@ -399,14 +381,10 @@ int wait_command(int argc, char **argv, char *const *run_argv)
                         "order, one per line)");
     f.print_index = arg_lit0(NULL, "print-index", "print this arrival's "
                              "place in its round (0 first) on a pass");
-    f.kill_after = arg_str0(NULL, "kill-after", "DUR", run_argv
-                            ? "when CMD is to stop (a signal to this party), "
-                              "SIGKILL its process group DUR after SIGTERM "
-                              "(default 10s, as timeout -k)"
-                            : "with --once: when CMD is to stop (the round "
-                              "broke, a timeout, a signal), SIGKILL its "
-                              "process group DUR after SIGTERM (default 10s, "
-                              "as timeout -k)");
+    f.kill_after = arg_str0(NULL, "kill-after", "DUR", "with --once: when "
+                            "CMD is to stop (the round broke, a timeout, a "
+                            "signal), SIGKILL its process group DUR after "
+                            "SIGTERM (default 10s, as timeout -k)");
     f.quiet = arg_lit0("q", "quiet", "no progress line and no warnings");
     f.end = arg_end(10);
     table[nt++] = f.name;
@@ -416,8 +394,7 @@ int wait_command(int argc, char **argv, char *const *run_argv)
     table[nt++] = f.timeout;
     table[nt++] = f.lease;
     table[nt++] = f.ttl;
-    if (f.once)
-        table[nt++] = f.once;
+    table[nt++] = f.once;
     table[nt++] = f.value;
     table[nt++] = f.reduce;
     table[nt++] = f.kill_after;
@@ -427,7 +404,7 @@ int wait_command(int argc, char **argv, char *const *run_argv)
     table[nt++] = f.end;
 
     code = cli_parse(argc, argv, table, f.end, &f.common, argv[0],
-                     run_argv ? run_description : wait_description);
+                     wait_description);
     if (code >= 0)
         goto out;
     if (parse_flags(&f, &o, &cfg, &reduce, &kill_after_ms, default_id,
@@ -443,7 +420,7 @@ int wait_command(int argc, char **argv, char *const *run_argv)
     /* stdout carries only the result when one is asked for. */
     if (cli_out_json() || f.value->count || f.print_index->count)
         ch.opts.stdout_fd = STDERR_FILENO;
-    if (f.once && f.once->count) {
+    if (f.once->count) {
         ch.opts.shell_cmd = f.once->sval[0];
         o.once = &child_ops;
         o.once_payload = &ch;
@@ -465,45 +442,6 @@ int wait_command(int argc, char **argv, char *const *run_argv)
         cli_message("warning: %s: id '%s' was already waiting in round %lld "
                     "(a restarted party, or two processes sharing one id?); "
                     "it counts once", o.name, o.id, res.gen);
-    if (rc == RB_OK && run_argv) {
-        /* run: entered together; now the command, then leave together. */
-        rb_once_info info = { o.name, res.gen, o.n, o.id, res.index };
-        int status;
-
-        if (print_pass(&f, &res, reduce, reduced, sizeof(reduced), &err) !=
-            RB_OK) {
-            code = cli_fail(CLI_EXIT_REDIS, "%s", err.msg);
-            goto out;
-        }
-        ch.opts.argv = (const char *const *)run_argv;
-        if (child_start(&info, &ch, &err) != RB_OK) {
-            code = cli_fail(CLI_EXIT_REDIS, "%s", err.msg);
-            goto out;
-        }
-        /* Sleeps until CMD ends or a signal comes; a signal goes on to
-         * CMD's group, and nothing of it is left when this returns. */
-        while (cli_proc_wait(&ch.proc, -1) == 0 && !cli_signal())
-            ;
-        status = cli_proc_stop(&ch.proc, cli_signal());
-        if (cli_signal()) {
-            code = cli_exit_code(RB_ECANCELED, cli_signal());
-            json_result(&o, &res, RB_ECANCELED, reduce, NULL);
-            code = cli_fail(code, "%s: interrupted while running the "
-                            "command", o.name);
-            goto out;
-        }
-        rb_wait_result_clear(&res);
-        o.value = NULL;   /* the value was agreed on entry */
-        cli_wait_opts_fill(&opts, &o);
-        rc = rb_barrier_wait(&res, conn, &opts, &err);
-        cli_progress_erase(&line);
-        if (rc == RB_OK) {
-            json_result(&o, &res, rc, CLI_REDUCE_NONE, NULL);
-            code = cli_done(status, status ? "the command failed" : NULL);
-            goto out;
-        }
-        reduce = CLI_REDUCE_NONE;
-    }
     code = wait_code(rc, &res);
     if (rc == RB_OK &&
         print_pass(&f, &res, reduce, reduced, sizeof(reduced), &err) !=
@@ -524,9 +462,4 @@ out:
     rb_conn_free(conn);
     arg_freetable(table, nt);
     return code;
-}
-
-int cmd_wait(int argc, char **argv)
-{
-    return wait_command(argc, argv, NULL);
 }

@@ -3,10 +3,6 @@
 
 #include "rbarrier.h"
 
-/* wait and run share one implementation (cmd_wait.c): run is a wait whose
- * pass runs run_argv and then waits once more. run_argv NULL: plain wait. */
-int wait_command(int argc, char **argv, char *const *run_argv);
-
 /* A wait as the CLI decided it, in the CLI's units; wait_opts.c turns it
  * into the library's rb_wait_opts (the one place that fills them, for
  * wait, run and the demo worker). */
