@@ -23,6 +23,11 @@ typedef struct cli_spawn_opts {
                                with a password goes here, never in argv,
                                where ps shows it to everyone) */
     const char *env_value;
+    const char *const *env; /* more "NAME=value" strings to set in the
+                               child, NULL-terminated; NULL: none */
+    int exec_status;        /* 1: an exec failure is not reported to the
+                               caller; the child says why on stderr and
+                               exits 127 (not found) or 126, as sh does */
 } cli_spawn_opts;
 
 #define CLI_SPAWN_OPTS_INIT { .stdout_fd = -1 }
@@ -35,6 +40,17 @@ int cli_pipe_cloexec(int fds[2]);
 /* fork and exec argv (PATH searched). Returns the pid, or -1 with errno
  * set, also when exec failed (reported through a close-on-exec pipe). */
 pid_t cli_spawn(const char *const *argv, const cli_spawn_opts *opts);
+
+/* Wait up to timeout_ms (< 0: no limit) for child pid to end: 1 with
+ * *status (its exit status, or 128+signal), 0 when the time is up or a
+ * signal from the cancel set arrived, -1 on error. */
+int cli_spawn_wait(pid_t pid, long long timeout_ms, int *status);
+
+/* End a child that leads its own process group: sig to the group, SIGKILL
+ * to the group kill_after_ms later if the child has not ended, then reap
+ * it; the group's stragglers get SIGKILL too. Returns its status as
+ * cli_spawn_wait gives it. */
+int cli_spawn_stop(pid_t pid, int sig, long long kill_after_ms);
 
 /* ---- demo_server.c ---- */
 
