@@ -171,9 +171,9 @@ int cmd_status(int argc, char **argv)
     code = cli_parse(argc, argv, table, end, &common, argv[0],
                      "Show a barrier's open generation, its party count, who "
                      "has arrived with\nthe lease each has left, and the last "
-                     "round's outcome; and the lock of that name,\nif there "
-                     "is one: its holders (token, lease left) and its "
-                     "waiters in line.\nRead-only.");
+                     "round's outcome; and the lock of\nthat name, if there "
+                     "is one: its holders (token, lease left) and its\n"
+                     "waiters in line. Read-only.");
     if (code >= 0)
         goto out;
     cli_json_kstr(cli_out_json(), "name", name->sval[0]);

@@ -26,7 +26,7 @@ const cli_cmd cli_commands[] = {
       X_WAIT | CLI_X_CMD },
     { "barrier", cmd_wait, "the same as wait",
       "rbarrier barrier --name ckpt --n 4 --timeout 5m", X_WAIT },
-    { "status", cmd_status, "show a barrier's round, members and last outcome",
+    { "status", cmd_status, "show a barrier's round and members, and a lock's holders",
       "rbarrier status --name ckpt\n"
       "rbarrier status --name ckpt --json", X_PARAM },
     { "reset", cmd_reset, "break a barrier's open round and forget its n",
