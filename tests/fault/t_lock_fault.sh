@@ -81,3 +81,28 @@ expect_eq "the waiter is served once Redis is back" 0 "$(code_of "$name.w")"
 hend=$(cut -d' ' -f2 "$T/$name.h.rc")
 check "... only after the first holder had stopped" \
     test "$(( $(cat "$T/$name.wstart") / 1000000 ))" -ge "$hend"
+
+# ---- a waiter presumed dead fails instead of acquiring ----------------------
+# A waiter stopped (SIGSTOP) past its lease loses its place; when the slot
+# frees meanwhile it is not granted to it, and once it runs again it exits
+# 3 without running its command.
+name=$(fresh wl)
+spawn "$name.h" $RBARRIER lock --name "$name" --id h -- sh -c "while [ ! -e '$T/$name.go' ]; do sleep 0.05; done"
+wait_until 20 _holding_is "$name" 1 || not_ok "stopped waiter: the holder holds"
+spawn "$name.w" $RBARRIER lock --name "$name" --id w --lease 2 --timeout 60 -- touch "$T/$name.w-ran"
+wait_until 20 _queued_is "$name" 1 || not_ok "stopped waiter: w waits"
+kill -STOP "$(pid_of "$name.w")"
+_w_expired() { rb status --name "$name" --json | python3 -c '
+import json, sys
+w = json.load(sys.stdin)["lock"]["waiters"]
+sys.exit(0 if w and w[0]["lease_left_ms"] < 0 else 1)'; }
+wait_until 20 _w_expired || not_ok "stopped waiter: its lease ran out"
+touch "$T/$name.go"
+await "$name.h" 20
+expect_eq "the slot freed past the stopped waiter's lease is not granted to it" \
+    "0 0" "$(holding "$name") $(queued "$name")"
+kill -CONT "$(pid_of "$name.w")"
+await "$name.w" 20
+expect_eq "the stopped waiter, running again, exits 3" 3 "$(code_of "$name.w")"
+check "... without running its command" test ! -e "$T/$name.w-ran"
+expect_match "... saying its place is gone" "place is gone" "$(err_of "$name.w")"
