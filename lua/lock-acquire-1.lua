@@ -66,10 +66,20 @@ if had then
 elseif not first then
   return {'lost'}
 else
-  local open = redis.call('ZCARD', holders) + redis.call('ZCARD', queue)
+  local nholders = redis.call('ZCARD', holders)
+  local nqueue = redis.call('ZCARD', queue)
   local cur = tonumber(redis.call('HGET', base, 'max') or '0') or 0
-  if open > 0 and cur ~= max then return {'badmax', cur} end
-  redis.call('HSET', base, 'max', max)
+  if nholders + nqueue > 0 and cur ~= max then return {'badmax', cur} end
+  if cur ~= max then redis.call('HSET', base, 'max', max) end
+  if nqueue == 0 and nholders < max then
+    -- A free slot and nobody in line: granted without queueing.
+    token = redis.call('INCR', lock_key(base, 'token'))
+    redis.call('ZADD', holders, now + lease, id)
+    redis.call('HSET', info, id,
+               nonce .. ' ' .. lease .. ' ' .. token .. ' ' .. now)
+    lock_touch(base, now, ttl, true, {'holders', 'info'})
+    return {'held', token}
+  end
   local ticket = redis.call('HINCRBY', base, 'seq', 1)
   redis.call('ZADD', queue, ticket, id)
   redis.call('ZADD', wait, now + lease, id)
@@ -80,10 +90,7 @@ end
 
 local cur = tonumber(redis.call('HGET', base, 'max') or tostring(max))
 local mine = lock_grant(base, cur, now, id)
-if mine then
-  lock_touch(base, now, ttl, true)
-  return {'held', mine}
-end
+if mine then return {'held', mine} end
 local place = redis.call('ZRANK', queue, id)
 local first_holder = redis.call('ZRANGE', holders, 0, 0, 'WITHSCORES')
 local next_ms = -1

@@ -28,7 +28,6 @@ local id = word_arg(1, 'id', false)
 local nonce = word_arg(2, 'nonce', false)
 local ttl = int_arg(3, 'ttl', 1, 1e9)
 local holders, queue = lock_key(base, 'holders'), lock_key(base, 'queue')
-local now = now_ms()
 
 local had, _, token = lock_entry(base, id)
 if had ~= nonce then return {'none'} end
@@ -42,10 +41,13 @@ else
 end
 redis.call('HDEL', lock_key(base, 'info'), id)
 redis.call('DEL', lock_key(base, 'wake:' .. id))
-lock_expire(base, now)
-lock_grant(base, tonumber(redis.call('HGET', base, 'max') or '1') or 1,
-           now, nil)
-if redis.call('ZCARD', holders) + redis.call('ZCARD', queue) > 0 then
+-- Nobody in line: nobody to grant to, and a dead holder's entry is
+-- dropped by the next acquire that finds it.
+if redis.call('ZCARD', queue) > 0 then
+  local now = now_ms()
+  lock_expire(base, now)
+  lock_grant(base, tonumber(redis.call('HGET', base, 'max') or '1') or 1,
+             now, nil)
   lock_touch(base, now, ttl, true)
 end
 return res

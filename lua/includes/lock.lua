@@ -46,23 +46,23 @@ local function lock_expire(base, now)
 end
 
 -- Every key's expiry (the token's much longer). Forced after a change that
--- may have created a key; otherwise at most every quarter of the ttl, so
--- a waiter's or holder's renewal costs no EXPIREs.
-local function lock_touch(base, now, ttl, force)
-  local exp = tonumber(redis.call('HGET', base, 'exp') or '0') or 0
-  if not force and now - exp < ttl * 250 then return end
+-- may have created a key (then only `parts` and the base key, the token);
+-- otherwise at most every quarter of the ttl, so a waiter's or holder's
+-- renewal costs no EXPIREs.
+local function lock_touch(base, now, ttl, force, parts)
+  if not force then
+    local exp = tonumber(redis.call('HGET', base, 'exp') or '0') or 0
+    if now - exp < ttl * 250 then return end
+  end
   redis.call('HSET', base, 'exp', now)
   redis.call('EXPIRE', base, ttl)
-  for _, part in ipairs({'holders', 'queue', 'wait', 'info'}) do
+  for _, part in ipairs(parts or {'holders', 'queue', 'wait', 'info'}) do
     redis.call('EXPIRE', lock_key(base, part), ttl)
   end
   -- The token outlives the rest thirtyfold: if it expired, INCR would
   -- start again at 1 and a store guarded by the token would refuse every
   -- later holder.
-  local tk = lock_key(base, 'token')
-  if redis.call('TTL', tk) < ttl * 30 - ttl then
-    redis.call('EXPIRE', tk, ttl * 30)
-  end
+  redis.call('EXPIRE', lock_key(base, 'token'), ttl * 30)
 end
 
 -- Grant free slots to the queue's head, in ticket order: each grant takes
