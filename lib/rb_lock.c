@@ -581,11 +581,8 @@ int rb_lock__decode(const redisReply *r, rb_lock_reply *out)
     }
     if (word_is(r->element[0], "wait")) {
         out->kind = RB_LOCK_WAIT;
-        if (r->elements != 4 ||
-            rb_reply__int(r->element[1], 0, 1LL << 40, &out->place) != RB_OK ||
-            rb_reply__int(r->element[2], -1, 1LL << 40, &out->next_ms) !=
-                RB_OK ||
-            rb_reply__int(r->element[3], 0, RB_LOCK_MAX, &out->holders) !=
+        if (r->elements != 2 ||
+            rb_reply__int(r->element[1], -1, 1LL << 40, &out->next_ms) !=
                 RB_OK)
             return RB_EPROTO;
         return RB_OK;

@@ -14,7 +14,7 @@
 
 typedef enum rb_lock_kind {
     RB_LOCK_HELD = 0,     /* token */
-    RB_LOCK_WAIT,         /* place, next_ms, holders */
+    RB_LOCK_WAIT,         /* next_ms */
     RB_LOCK_BADMAX,       /* max: the lock's own */
     RB_LOCK_BUSY,         /* the id is in use under another nonce */
     RB_LOCK_LOST,         /* no entry (any script) */
@@ -26,9 +26,7 @@ typedef enum rb_lock_kind {
 typedef struct rb_lock_reply {
     rb_lock_kind kind;
     long long token;
-    long long place;
     long long next_ms;    /* -1: no holder */
-    long long holders;
     long max;
 } rb_lock_reply;
 

@@ -23,11 +23,11 @@
 --   {'held', token}           the caller holds a slot (granted now, or
 --                             earlier and not yet seen: a woken waiter or
 --                             a resent call)
---   {'wait', place, next_ms, holders}  queued, place 0 first; BLPOP the
---                             caller's wake list rb:l:{NAME}:wake:<id>
---                             for at most min(lease/3, next_ms + a tick):
---                             next_ms is the time to the holders' earliest
---                             lease deadline (-1: no holder)
+--   {'wait', next_ms}         queued; BLPOP the caller's wake list
+--                             rb:l:{NAME}:wake:<id> for at most
+--                             min(lease/3, next_ms + a tick): next_ms is
+--                             the time to the holders' earliest lease
+--                             deadline (-1: no holder)
 --   {'badmax', max}           the lock is in use with another max;
 --                             nothing written
 --   {'busy'}                  the id holds or waits under another nonce
@@ -52,6 +52,18 @@ local first = int_arg(6, 'first', 0, 1) == 1
 local holders, queue = lock_key(base, 'holders'), lock_key(base, 'queue')
 local wait, info = lock_key(base, 'wait'), lock_key(base, 'info')
 local now = now_ms()
+
+-- A waiter's renewal between slices, while nothing changed: its entry is
+-- still in line (ZADD XX counts it) and no holder's lease has run out. Two
+-- commands, as this is the cost of waiting, paid by every waiter every
+-- slice; anything else takes the full path below.
+if not first and redis.call('ZADD', wait, 'XX', 'CH', now + lease, id) == 1
+then
+  local earliest = redis.call('ZRANGE', holders, 0, 0, 'WITHSCORES')[2]
+  if earliest and tonumber(earliest) >= now then
+    return {'wait', tonumber(earliest) - now}
+  end
+end
 
 lock_expire(base, now)
 local had, _, token = lock_entry(base, id)
@@ -91,10 +103,9 @@ end
 local cur = tonumber(redis.call('HGET', base, 'max') or tostring(max))
 local mine = lock_grant(base, cur, now, id)
 if mine then return {'held', mine} end
-local place = redis.call('ZRANK', queue, id)
 local first_holder = redis.call('ZRANGE', holders, 0, 0, 'WITHSCORES')
 local next_ms = -1
 if first_holder[2] then
   next_ms = math.max(0, tonumber(first_holder[2]) - now)
 end
-return {'wait', place, next_ms, redis.call('ZCARD', holders)}
+return {'wait', next_ms}

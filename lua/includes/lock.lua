@@ -79,9 +79,13 @@ local function lock_grant(base, max, now, self)
     local head = redis.call('ZRANGE', queue, 0, 0)[1]
     if not head then break end
     local nonce, lease = lock_entry(base, head)
+    -- A waiter that stopped renewing is dropped when its turn comes, so
+    -- waiting costs no scan of the line.
+    local alive = tonumber(redis.call('ZSCORE', wait, head) or '0') >= now
     redis.call('ZREM', queue, head)
     redis.call('ZREM', wait, head)
-    if nonce then
+    if not alive then redis.call('HDEL', info, head) end
+    if nonce and alive then
       local token = redis.call('INCR', lock_key(base, 'token'))
       redis.call('ZADD', holders, now + lease, head)
       redis.call('HSET', info, head,

@@ -50,16 +50,12 @@ static void test_lock_decode_good(void **state)
     assert_int_equal(dec("*2\r\n$8\r\nreleased\r\n$2\r\n42\r\n", &lr), RB_OK);
     assert_int_equal(lr.kind, RB_LOCK_RELEASED);
     assert_int_equal(lr.token, 42);
-    assert_int_equal(dec("*4\r\n$4\r\nwait\r\n:2\r\n:-1\r\n:0\r\n", &lr),
-                     RB_OK);
+    assert_int_equal(dec("*2\r\n$4\r\nwait\r\n:-1\r\n", &lr), RB_OK);
     assert_int_equal(lr.kind, RB_LOCK_WAIT);
-    assert_int_equal(lr.place, 2);
     assert_int_equal(lr.next_ms, -1);
-    assert_int_equal(lr.holders, 0);
-    assert_int_equal(dec("*4\r\n$4\r\nwait\r\n:0\r\n:6500\r\n:3\r\n", &lr),
+    assert_int_equal(dec("*2\r\n$4\r\nwait\r\n$4\r\n6500\r\n", &lr),
                      RB_OK);
     assert_int_equal(lr.next_ms, 6500);
-    assert_int_equal(lr.holders, 3);
     assert_int_equal(dec("*2\r\n$6\r\nbadmax\r\n:3\r\n", &lr), RB_OK);
     assert_int_equal(lr.kind, RB_LOCK_BADMAX);
     assert_int_equal(lr.max, 3);
@@ -85,10 +81,10 @@ static void test_lock_decode_hostile(void **state)
         "*2\r\n$4\r\nheld\r\n:99999999999999999\r\n", /* past 2^53 */
         "*3\r\n$4\r\nheld\r\n:1\r\n:1\r\n",         /* too long */
         "*2\r\n$4\r\nheld\r\n$-1\r\n",
-        "*3\r\n$4\r\nwait\r\n:1\r\n:1\r\n",         /* short */
-        "*4\r\n$4\r\nwait\r\n:-1\r\n:1\r\n:1\r\n",  /* negative place */
-        "*4\r\n$4\r\nwait\r\n:0\r\n:-2\r\n:1\r\n",
-        "*4\r\n$4\r\nwait\r\n:0\r\n:0\r\n:100001\r\n",
+        "*1\r\n$4\r\nwait\r\n",                     /* short */
+        "*3\r\n$4\r\nwait\r\n:1\r\n:1\r\n",         /* long */
+        "*2\r\n$4\r\nwait\r\n:-2\r\n",              /* below -1 */
+        "*2\r\n$4\r\nwait\r\n$2\r\n1x\r\n",
         "*2\r\n$6\r\nbadmax\r\n$1\r\nx\r\n",
         "*2\r\n$4\r\nbusy\r\n:1\r\n",
         "*1\r\n$5\r\nheld?\r\n",
