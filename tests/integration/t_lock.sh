@@ -164,3 +164,17 @@ expect_eq "SIGTERM to a holder: exit 143" 143 "$(code_of "$name.h")"
 expect_eq "... and the waiter gets the slot" 0 "$(code_of "$name.w")"
 ms=$(took_ms "$name.w" "$t0")
 check "... at once, not after a lease ($ms ms)" test "$ms" -le 3000
+
+# ---- a signal to a waiter: 128+N, without running its command, out of line ---
+name=$(fresh sigw)
+spawn "$name.h" $RBARRIER lock --name "$name" --id h -- sh -c "$(hold_until "$T/$name.go")"
+wait_until 20 _holding_is "$name" 1 || not_ok "signal to a waiter: the holder holds"
+spawn "$name.w" $RBARRIER lock --name "$name" --id w -- touch "$T/$name.w-ran"
+wait_until 20 _queued_is "$name" 1 || not_ok "signal to a waiter: it waits"
+kill -INT "$(pid_of "$name.w")"
+await "$name.w" 15
+expect_eq "SIGINT to a waiter: exit 130" 130 "$(code_of "$name.w")"
+check "... without running its command" test ! -e "$T/$name.w-ran"
+expect_eq "... and it left the line" 0 "$(queued "$name")"
+touch "$T/$name.go"
+await "$name.h" 15
