@@ -2,8 +2,10 @@
  * Locks and semaphores. A lock is a queue and up to max holders under one
  * {NAME} tag (lua/includes/lock.lua lists the keys). Acquiring is one
  * script (queue, expire the dead, grant free slots in ticket order), then
- * blocking slices of BLPOP on this waiter's own wake list, each followed
- * by the same script, which renews the waiter's lease. The grant pushes
+ * blocking slices on this waiter's own wake list (a rotating BLMOVE, as
+ * the barrier's wait: the element stays until the next acquire or the
+ * release removes it), each followed by the same script, which renews the
+ * waiter's lease. The grant pushes
  * the fencing token onto the grantee's list, so a release wakes exactly
  * the waiter it admits and nobody polls. A slice ends at a third of the
  * lease, or just after the holders' earliest lease deadline, whichever is
@@ -187,8 +189,8 @@ static int block_slice(rb_lock *l, long long slice_ms, const rb_deadline *own,
                        int last, int *rc, rb_error *err)
 {
     char secs[32];
-    const char *argv[3] = { "BLPOP", l->wake, secs };
-    size_t lens[3];
+    const char *argv[6];
+    size_t lens[6];
     rb_call call = {
         .deadline = last ? rb_deadline__exact(own->until_ms)
                          : rb_deadline__once(),
@@ -197,12 +199,35 @@ static int block_slice(rb_lock *l, long long slice_ms, const rb_deadline *own,
     };
     redisReply *r = NULL;
     long long token = 0;
-    int i, got;
+    int argc, i, got;
 
-    snprintf(secs, sizeof(secs), "%.3f", (double)call.block_ms / 1000.0);
-    for (i = 0; i < 3; i++)
+    if (!rb_conn__no_blmove(l->c)) {
+        snprintf(secs, sizeof(secs), "%.3f", (double)call.block_ms / 1000.0);
+        argv[0] = "BLMOVE";
+        argv[1] = l->wake;
+        argv[2] = l->wake;
+        argv[3] = "LEFT";
+        argv[4] = "LEFT";
+        argv[5] = secs;
+        argc = 6;
+    } else {
+        /* Servers before 6.0 take whole seconds only. */
+        snprintf(secs, sizeof(secs), "%lld",
+                 ((long long)call.block_ms + 999) / 1000);
+        argv[0] = "BRPOPLPUSH";
+        argv[1] = l->wake;
+        argv[2] = l->wake;
+        argv[3] = secs;
+        argc = 4;
+    }
+    for (i = 0; i < argc; i++)
         lens[i] = strlen(argv[i]);
-    *rc = rb_conn__call(l->c, 3, argv, lens, &call, &r, err);
+    *rc = rb_conn__call(l->c, argc, argv, lens, &call, &r, err);
+    if (*rc == RB_EREDIS && !rb_conn__no_blmove(l->c) &&
+        strstr(err->msg, "unknown command")) {
+        rb_conn__set_no_blmove(l->c);
+        return block_slice(l, slice_ms, own, last, rc, err);
+    }
     if (*rc == RB_EUNREACHABLE)
         return 0;     /* the acquire script that follows reconnects */
     if (*rc != RB_OK)
@@ -213,8 +238,19 @@ static int block_slice(rb_lock *l, long long slice_ms, const rb_deadline *own,
     }
     got = rb_lock__decode_wake(r, l->nonce, &token);
     freeReplyObject(r);
-    if (got == 0)
+    if (got == 0) {
+        /* A grant to an earlier acquire of this id, left behind (the
+         * rotating move keeps it at the head): drop it, or every slice
+         * would return at once. A grant to this acquire pushed meanwhile
+         * is not lost: the acquire script answers 'held'. */
+        const char *del[2] = { "DEL", l->wake };
+        size_t dlens[2] = { 3, strlen(l->wake) };
+        rb_call dcall = { .deadline = rb_deadline__once() };
+
+        if (rb_conn__call(l->c, 2, del, dlens, &dcall, &r, err) == RB_OK)
+            freeReplyObject(r);
         return 0;
+    }
     if (got == 2) {
         *rc = rb_error__set(err, RB_EBROKEN, "lock %s: reset while waiting",
                             l->name);
@@ -617,11 +653,9 @@ int rb_lock__decode_wake(const redisReply *r, const char *nonce,
     size_t nlen = strlen(nonce);
     redisReply num;
 
-    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-        r->element == NULL || !is_word(r->element[0]) ||
-        !is_word(r->element[1]))
+    if (!is_word(r))
         return RB_EPROTO;
-    v = r->element[1];
+    v = r;
     if (strcmp(v->str, "reset") == 0)
         return 2;
     if (v->len <= nlen + 1 || v->str[nlen] != ' ' ||

@@ -33,9 +33,10 @@ typedef struct rb_lock_reply {
 /* Replies of lock-acquire, lock-renew and lock-release (one vocabulary). */
 int rb_lock__decode(const redisReply *r, rb_lock_reply *out);
 
-/* A wake-up popped by BLPOP ({key, value}): 1 and *token for a grant to
- * `nonce`, 2 for "reset", 0 for a grant to another nonce (stale, from an
- * earlier acquire of this id), RB_EPROTO otherwise. */
+/* A wake-up read by the blocking move (a string reply, the element): 1
+ * and *token for a grant to `nonce`, 2 for "reset", 0 for a grant to
+ * another nonce (stale, from an earlier acquire of this id), RB_EPROTO
+ * otherwise. */
 int rb_lock__decode_wake(const redisReply *r, const char *nonce,
                          long long *token);
 

@@ -23,8 +23,9 @@
 --   {'held', token}           the caller holds a slot (granted now, or
 --                             earlier and not yet seen: a woken waiter or
 --                             a resent call)
---   {'wait', next_ms}         queued; BLPOP the caller's wake list
---                             rb:l:{NAME}:wake:<id> for at most
+--   {'wait', next_ms}         queued; block on the caller's wake list
+--                             rb:l:{NAME}:wake:<id> (BLMOVE wake wake
+--                             LEFT LEFT: the element stays) for at most
 --                             min(lease/3, next_ms + a tick): next_ms is
 --                             the time to the holders' earliest lease
 --                             deadline (-1: no holder)
@@ -85,14 +86,15 @@ else
   if cur ~= max then redis.call('HSET', base, 'max', max) end
   if nqueue == 0 and nholders < max then
     -- A free slot and nobody in line: granted without queueing.
-    token = redis.call('INCR', lock_key(base, 'token'))
+    token = redis.call('INCRBY', lock_key(base, 'token'), 1)
     redis.call('ZADD', holders, now + lease, id)
     redis.call('HSET', info, id,
                nonce .. ' ' .. lease .. ' ' .. token .. ' ' .. now)
     lock_touch(base, now, ttl, true, {'holders', 'info'})
     return {'held', token}
   end
-  local ticket = redis.call('HINCRBY', base, 'seq', 1)
+  local ticket = (tonumber(redis.call('HGET', base, 'seq') or '0') or 0) + 1
+  redis.call('HSET', base, 'seq', ticket)
   redis.call('ZADD', queue, ticket, id)
   redis.call('ZADD', wait, now + lease, id)
   redis.call('HSET', info, id, nonce .. ' ' .. lease .. ' 0 0')

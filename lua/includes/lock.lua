@@ -5,7 +5,7 @@
 --   rb:l:{NAME}           hash: max (slots, fixed while anyone holds or
 --                         waits), seq (last queue ticket), exp (when the
 --                         expiries were last pushed out, ms)
---   ...:token             string: the fencing counter, INCR per grant;
+--   ...:token             string: the fencing counter, INCRBY 1 per grant;
 --                         never deleted by a reset, longest expiry
 --   ...:holders           zset: id -> lease deadline (ms, server TIME)
 --   ...:queue             zset: id -> ticket (first come, first served)
@@ -13,7 +13,9 @@
 --   ...:info              hash: id -> "<nonce> <lease ms> <token> <since>"
 --                         (token and since are 0 while waiting)
 --   ...:wake:<id>         list: "<nonce> <token>" pushed by the grant,
---                         "reset" by a reset; the waiter BLPOPs it
+--                         "reset" by a reset; the waiter blocks on it with
+--                         a rotating BLMOVE (the element stays until the
+--                         next acquire, the release or its expiry)
 
 local function lock_entry(base, id)
   local v = redis.call('HGET', lock_key(base, 'info'), id)
@@ -59,7 +61,7 @@ local function lock_touch(base, now, ttl, force, parts)
   for _, part in ipairs(parts or {'holders', 'queue', 'wait', 'info'}) do
     redis.call('EXPIRE', lock_key(base, part), ttl)
   end
-  -- The token outlives the rest thirtyfold: if it expired, INCR would
+  -- The token outlives the rest thirtyfold: if it expired, INCRBY would
   -- start again at 1 and a store guarded by the token would refuse every
   -- later holder.
   redis.call('EXPIRE', lock_key(base, 'token'), ttl * 30)
@@ -86,7 +88,7 @@ local function lock_grant(base, max, now, self)
     redis.call('ZREM', wait, head)
     if not alive then redis.call('HDEL', info, head) end
     if nonce and alive then
-      local token = redis.call('INCR', lock_key(base, 'token'))
+      local token = redis.call('INCRBY', lock_key(base, 'token'), 1)
       redis.call('ZADD', holders, now + lease, head)
       redis.call('HSET', info, head,
                  nonce .. ' ' .. lease .. ' ' .. token .. ' ' .. now)
@@ -96,7 +98,7 @@ local function lock_grant(base, max, now, self)
         local wake = lock_key(base, 'wake:' .. head)
         redis.call('DEL', wake)
         redis.call('RPUSH', wake, nonce .. ' ' .. token)
-        redis.call('PEXPIRE', wake, 2 * lease)
+        redis.call('EXPIRE', wake, math.ceil(2 * lease / 1000))
       end
       free = free - 1
     end

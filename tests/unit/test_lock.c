@@ -120,26 +120,27 @@ static void test_lock_decode_wake(void **state)
     long long token = 0;
 
     (void)state;
-    assert_int_equal(wk("*2\r\n$1\r\nk\r\n$6\r\nabc 12\r\n", "abc", &token),
+    assert_int_equal(wk("$6\r\nabc 12\r\n", "abc", &token),
                      1);
     assert_int_equal(token, 12);
-    assert_int_equal(wk("*2\r\n$1\r\nk\r\n$5\r\nreset\r\n", "abc", &token), 2);
+    assert_int_equal(wk("$5\r\nreset\r\n", "abc", &token), 2);
     /* A grant to an earlier acquire of the same id is stale, not ours. */
-    assert_int_equal(wk("*2\r\n$1\r\nk\r\n$6\r\nabd 12\r\n", "abc", &token),
+    assert_int_equal(wk("$6\r\nabd 12\r\n", "abc", &token),
                      0);
-    assert_int_equal(wk("*2\r\n$1\r\nk\r\n$3\r\nabc\r\n", "abc", &token),
+    assert_int_equal(wk("$3\r\nabc\r\n", "abc", &token),
                      RB_EPROTO);
-    assert_int_equal(wk("*2\r\n$1\r\nk\r\n$5\r\nabc 0\r\n", "abc", &token),
+    assert_int_equal(wk("$5\r\nabc 0\r\n", "abc", &token),
                      RB_EPROTO);
-    assert_int_equal(wk("*2\r\n$1\r\nk\r\n$6\r\nabc -1\r\n", "abc", &token),
+    assert_int_equal(wk("$6\r\nabc -1\r\n", "abc", &token),
                      RB_EPROTO);
-    assert_int_equal(wk("*2\r\n$1\r\nk\r\n$7\r\nabc 1 2\r\n", "abc", &token),
+    assert_int_equal(wk("$7\r\nabc 1 2\r\n", "abc", &token),
                      RB_EPROTO);
-    assert_int_equal(wk("*2\r\n$1\r\nk\r\n$7\r\nab c 12\r\n", "ab", &token),
+    assert_int_equal(wk("$7\r\nab c 12\r\n", "ab", &token),
                      RB_EPROTO);
     assert_int_equal(wk("*1\r\n$5\r\nreset\r\n", "abc", &token), RB_EPROTO);
-    assert_int_equal(wk("$5\r\nreset\r\n", "abc", &token), RB_EPROTO);
-    assert_int_equal(wk("*2\r\n$1\r\nk\r\n:12\r\n", "abc", &token), RB_EPROTO);
+    assert_int_equal(wk(":12\r\n", "abc", &token), RB_EPROTO);
+    assert_int_equal(wk("$-1\r\n", "abc", &token), RB_EPROTO);
+    assert_int_equal(wk("$8\r\nabc 1\0002x\r\n", "abc", &token), RB_EPROTO);
     assert_int_equal(rb_lock__decode_wake(NULL, "abc", &token), RB_EPROTO);
 }
 
