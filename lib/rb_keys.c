@@ -9,6 +9,9 @@
  *   <prefix>:{param:NAME}                a parameter's global value
  *   <prefix>:{param:NAME}:local:<w>      worker w's local copy
  *   <prefix>:{param:NAME}:local:<w>:train  w's last train call
+ *   <prefix>:l:{NAME}                    a lock's hash (max, seq, exp); its
+ *   <prefix>:l:{NAME}:<part>             token, holders, queue, wait, info
+ *                                        and wake:<id> (lua/includes/lock.lua)
  *
  * Every key of one barrier or parameter carries the same {tag}, so each
  * script touches one cluster slot; rb_key__slot computes it as Redis'
