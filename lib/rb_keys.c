@@ -9,6 +9,9 @@
  *   <prefix>:{param:NAME}                a parameter's global value
  *   <prefix>:{param:NAME}:local:<w>      worker w's local copy
  *   <prefix>:{param:NAME}:local:<w>:train  w's last train call
+ *   <prefix>:l:{NAME}                    a lock's hash (max, seq, exp); its
+ *   <prefix>:l:{NAME}:<part>             token, holders, queue, wait, info
+ *                                        and wake:<id> (lua/includes/lock.lua)
  *
  * Every key of one barrier or parameter carries the same {tag}, so each
  * script touches one cluster slot; rb_key__slot computes it as Redis'
@@ -123,4 +126,29 @@ int rb_key__same_slot(const char *const *keys, int count)
         if (rb_key__slot(keys[i], strlen(keys[i])) != slot)
             return 0;
     return 1;
+}
+
+/* A lock's base key "<prefix>:l:{NAME}": its own family, so a lock never
+ * reaches a barrier's or a parameter's keys of the same name. The lock's
+ * other keys are "<base>:<part>" (rb_key__lock_part; the scripts derive
+ * them by the same rule in lua/includes/keys.lua). */
+int rb_key__lock(char *buf, size_t len, const char *prefix, const char *name,
+                 rb_error *err)
+{
+    int n = snprintf(buf, len, "%s:l:{%s}", prefix ? prefix : "rb", name);
+
+    if (n < 0 || (size_t)n >= len)
+        return rb_error__set(err, RB_EINVAL, "key for lock '%s' is too long",
+                             name);
+    return RB_OK;
+}
+
+int rb_key__lock_part(char *buf, size_t len, const char *base,
+                      const char *part, rb_error *err)
+{
+    int n = snprintf(buf, len, "%s:%s", base, part);
+
+    if (n < 0 || (size_t)n >= len)
+        return rb_error__set(err, RB_EINVAL, "lock key too long");
+    return RB_OK;
 }

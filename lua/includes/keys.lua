@@ -13,3 +13,11 @@ local function check_round_keys(base, gen, inkey, outkey)
     error({err = 'ERR round keys do not match the barrier and gen'})
   end
 end
+
+-- A lock's keys, derived from its base key rb:l:{NAME} exactly as
+-- lib/rb_keys.c's rb_key__lock_part derives them: rb:l:{NAME}:<part>. One
+-- {NAME} tag, so one cluster slot for every key of the lock, the
+-- per-waiter wake lists (part 'wake:<id>') included.
+local function lock_key(base, part)
+  return base .. ':' .. part
+end

@@ -14,8 +14,9 @@
 static void test_scripts_ids_match_names(void **state)
 {
     static const char *const names[RB_SCRIPT__COUNT] = {
-        "abandon", "arrive", "heartbeat", "release", "reset", "set", "status", "sync",
-        "train",
+        "abandon", "arrive", "heartbeat", "lock-acquire", "lock-release",
+        "lock-renew", "lock-reset", "lock-status", "release", "reset", "set",
+        "status", "sync", "train",
     };
     size_t i;
 
