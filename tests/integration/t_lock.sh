@@ -169,7 +169,9 @@ check "... at once, not after a lease ($ms ms)" test "$ms" -le 3000
 name=$(fresh sigw)
 spawn "$name.h" $RBARRIER lock --name "$name" --id h -- sh -c "$(hold_until "$T/$name.go")"
 wait_until 20 _holding_is "$name" 1 || not_ok "signal to a waiter: the holder holds"
-spawn "$name.w" $RBARRIER lock --name "$name" --id w -- touch "$T/$name.w-ran"
+# A script's '&' leaves SIGINT ignored, and rbarrier keeps a signal ignored
+# at start: the waiter gets it back with env --default-signal.
+spawn "$name.w" env --default-signal=INT $RBARRIER lock --name "$name" --id w -- touch "$T/$name.w-ran"
 wait_until 20 _queued_is "$name" 1 || not_ok "signal to a waiter: it waits"
 kill -INT "$(pid_of "$name.w")"
 await "$name.w" 15
