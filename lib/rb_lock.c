@@ -60,9 +60,13 @@ static int check_opts(const rb_lock_opts *o, rb_error *err)
 {
     int rc;
 
-    if (o == NULL || o->version != RB_LOCK_OPTS_VERSION)
-        return rb_error__set(err, RB_EINVAL, "lock options of an unknown "
-                             "version (use RB_LOCK_OPTS_INIT)");
+    if (o == NULL)
+        return rb_error__set(err, RB_EINVAL, "no lock options (declare "
+                             "them with RB_LOCK_OPTS_INIT)");
+    if (o->version != RB_LOCK_OPTS_VERSION)
+        return rb_error__set(err, RB_EINVAL, "rb_lock_opts version %u is "
+                             "not one this library knows (%d)", o->version,
+                             RB_LOCK_OPTS_VERSION);
     if ((rc = rb_check_name(o->name, "lock name", err)) != RB_OK)
         return rc;
     if ((rc = rb_check_id(o->id, "holder id", err)) != RB_OK)

@@ -234,6 +234,27 @@ static void test_lock_keys(void **state)
     assert_int_equal(rb_key__lock(base, 8, NULL, "ckpt", &err), RB_EINVAL);
 }
 
+/* Options of a version this library does not know are refused before
+ * anything is sent (a program built against a newer header). */
+static void test_lock_unknown_opts_version(void **state)
+{
+    rb_lock_opts o = RB_LOCK_OPTS_INIT;
+    rb_lock *l = NULL;
+    rb_error err;
+
+    (void)state;
+    assert_int_equal(o.version, RB_LOCK_OPTS_VERSION);
+    o.name = "x";
+    o.id = "a";
+    o.version = RB_LOCK_OPTS_VERSION + 1;
+    assert_int_equal(rb_lock_acquire(&l, NULL, &o, &err), RB_EINVAL);
+    assert_null(l);
+    assert_non_null(strstr(err.msg, "version"));
+    o.version = 0;
+    assert_int_equal(rb_lock_acquire(&l, NULL, &o, &err), RB_EINVAL);
+    assert_int_equal(rb_lock_acquire(&l, NULL, NULL, &err), RB_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -243,6 +264,7 @@ int main(void)
         cmocka_unit_test(test_lock_decode_status),
         cmocka_unit_test(test_lock_decode_status_hostile),
         cmocka_unit_test(test_lock_keys),
+        cmocka_unit_test(test_lock_unknown_opts_version),
     };
 
     return cmocka_run_group_tests_name("lock", tests, NULL, NULL);
