@@ -57,7 +57,7 @@ static int apply_connopts(cli_config *cfg, const cli_common *common,
                              RB_URL_USER_MAX);
         memcpy(cfg->url.user, vals[OPT_USER], strlen(vals[OPT_USER]) + 1);
     }
-    memset(&cfg->tls, 0, sizeof(cfg->tls));
+    cfg->tls = (rb_tls_opts)RB_TLS_OPTS_INIT;
     cfg->tls.cacert = vals[OPT_CACERT];
     cfg->tls.cacertdir = vals[OPT_CACERTDIR];
     cfg->tls.cert = vals[OPT_CERT];

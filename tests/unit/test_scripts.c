@@ -14,9 +14,9 @@
 static void test_scripts_ids_match_names(void **state)
 {
     static const char *const names[RB_SCRIPT__COUNT] = {
-        "abandon", "arrive", "heartbeat", "lock-acquire", "lock-release",
-        "lock-renew", "lock-reset", "lock-status", "release", "reset", "set",
-        "status", "sync", "train",
+        "abandon", "arrive", "claim", "heartbeat", "lock-acquire",
+        "lock-release", "lock-renew", "lock-reset", "lock-status", "release",
+        "reset", "set", "status", "sync", "train", "withdraw",
     };
     size_t i;
 
