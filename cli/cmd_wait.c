@@ -282,8 +282,10 @@ static int parse_flags(wait_flags *f, cli_wait_spec *o, cli_config *cfg,
         int is_float;
 
         o->value = f->value->sval[0];
-        if (*reduce == CLI_REDUCE_NONE)
+        if (*reduce == CLI_REDUCE_NONE) {
             *reduce = CLI_REDUCE_ALL;
+            o->reduce = "all";   /* the default is part of the round too */
+        }
         if (*reduce != CLI_REDUCE_ALL &&
             rb_check_number(&is_float, o->value, "--value", err) != RB_OK)
             return RB_EINVAL;
