@@ -75,6 +75,7 @@ const char *cli_suggest(const char *word);
 
 int cmd_wait(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_lock(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_reset(int argc, char **argv);
 int cmd_sync(int argc, char **argv);

@@ -30,9 +30,9 @@ int cmd_reset(int argc, char **argv)
 {
     cli_common common;
     struct arg_str *name;
-    struct arg_lit *job;
+    struct arg_lit *job, *lock;
     struct arg_end *end;
-    void *table[2 + CLI_COMMON_COUNT + 1];
+    void *table[3 + CLI_COMMON_COUNT + 1];
     rb_conn *conn = NULL;
     rb_error err;
     rb_reset_result rr = { 0, 0, NULL, 0 };
@@ -44,20 +44,50 @@ int cmd_reset(int argc, char **argv)
     name = arg_str1(NULL, "name", "NAME", "barrier name");
     job = arg_lit0(NULL, "job", "reset the job NAME instead: every member "
                    "stops its command and exits 3, restarts used up");
+    lock = arg_lit0(NULL, "lock", "reset the lock NAME instead: revoke "
+                    "every holder (each stops its command and exits 3) and "
+                    "send every waiter away (exit 3)");
     end = arg_end(10);
     table[0] = name;
     table[1] = job;
-    table[2 + cli_common_table(&common, table + 2)] = end;
+    table[2] = lock;
+    table[3 + cli_common_table(&common, table + 3)] = end;
     code = cli_parse(argc, argv, table, end, &common, argv[0],
                      "Break the barrier's open round with 'broken reset' "
                      "(its waiters exit 3)\nand forget its party count, so "
-                     "the next round may use any --n.");
+                     "the next round may use any --n.\n"
+                     "With --job: stop the job NAME. With --lock: reset the "
+                     "lock NAME (its fencing\ntoken goes on growing).");
     if (code >= 0)
         goto out;
+    if (job->count && lock->count) {
+        code = cli_fail(CLI_EXIT_USAGE, "--job and --lock name different "
+                        "things: give one of them");
+        goto out;
+    }
     cli_json_kstr(cli_out_json(), "name", name->sval[0]);
     code = cli_open_barrier(&common, name->sval[0], &cfg, &conn);
     if (code >= 0)
         goto out;
+    if (lock->count) {
+        long holders = 0, waiters = 0;
+
+        rc = rb_lock_reset(&holders, &waiters, conn, cfg.prefix, name->sval[0],
+                           &err);
+        code = cli_exit_code(rc, cli_signal());
+        if (rc != RB_OK) {
+            cli_fail_as(code, NULL, err.msg, name->sval[0]);
+        } else if (cli_out_json()) {
+            cli_json_kint(cli_out_json(), "holders", holders);
+            cli_json_kint(cli_out_json(), "waiters", waiters);
+            cli_done(code, NULL);
+        } else {
+            printf("%s: lock reset: %ld holder%s revoked, %ld waiter%s sent "
+                   "away\n", name->sval[0], holders, holders == 1 ? "" : "s",
+                   waiters, waiters == 1 ? "" : "s");
+        }
+        goto out;
+    }
     if (job->count) {
         long long epoch = 0;
 

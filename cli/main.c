@@ -19,9 +19,13 @@ const cli_cmd cli_commands[] = {
       "rbarrier run --name train --n 4 --timeout 10m -- python train.py\n"
       "rbarrier run --name shards --expect a,b,c --id \"$ID\" --restarts 2 "
       "-- sh -c 'make -j4 all'", X_WAIT | CLI_X_CMD },
+    { "lock", cmd_lock, "run a command holding one of K slots of a lock",
+      "rbarrier lock --name migrate --timeout 10m -- ./migrate.sh\n"
+      "rbarrier lock --name mirror --max 2 -- sh -c 'curl -sO \"$URL\"'",
+      X_WAIT | CLI_X_CMD },
     { "barrier", cmd_wait, "the same as wait",
       "rbarrier barrier --name ckpt --n 4 --timeout 5m", X_WAIT },
-    { "status", cmd_status, "show a barrier's round, members and last outcome",
+    { "status", cmd_status, "show a barrier's round and members, and a lock's holders",
       "rbarrier status --name ckpt\n"
       "rbarrier status --name ckpt --json", X_PARAM },
     { "reset", cmd_reset, "break a barrier's open round and forget its n",

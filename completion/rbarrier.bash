@@ -21,7 +21,7 @@ _rbarrier()
     ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
 
     # The subcommand is the first word after the program name; after a
-    # lone "--" (run) the rest is a command line of its own.
+    # lone "--" (run, lock) the rest is a command line of its own.
     for ((i = 1; i < COMP_CWORD; i++)); do
         if [[ ${COMP_WORDS[i]} == -- ]]; then
             COMPREPLY=($(compgen -c -- "$cur"))

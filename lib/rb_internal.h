@@ -188,6 +188,12 @@ int rb_key__param(char *global, char *localk, char *traink, size_t len,
  * keys: lua/includes/job.lua). */
 int rb_key__job(char *buf, size_t len, const char *prefix, const char *name,
                 rb_error *err);
+/* "<prefix>:l:{NAME}", a lock's base key, and "<base>:<part>" its other
+ * keys (part "token", "holders", "queue", "wait", "info", "wake:<id>"). */
+int rb_key__lock(char *buf, size_t len, const char *prefix, const char *name,
+                 rb_error *err);
+int rb_key__lock_part(char *buf, size_t len, const char *base,
+                      const char *part, rb_error *err);
 /* The Redis Cluster slot of a key: CRC16 of its {tag} (of the whole key
  * when it has no non-empty tag) mod 16384, as redis' keyHashSlot. */
 unsigned rb_key__slot(const char *key, size_t len);

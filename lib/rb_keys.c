@@ -9,6 +9,9 @@
  *   <prefix>:p:{NAME}                    a parameter's global value
  *   <prefix>:p:{NAME}:local:<w>          worker w's local copy
  *   <prefix>:p:{NAME}:local:<w>:train    w's last train call
+ *   <prefix>:l:{NAME}                    a lock's hash (max, seq, exp); its
+ *   <prefix>:l:{NAME}:<part>             token, holders, queue, wait, info
+ *                                        and wake:<id> (lua/includes/lock.lua)
  *
  * One family per kind, the kind's letter after the prefix (j and l are
  * reserved for jobs and locks), so a barrier named "param:P" can never
@@ -147,5 +150,30 @@ int rb_key__job(char *buf, size_t len, const char *prefix, const char *name,
     if (n < 0 || (size_t)n >= len)
         return rb_error__set(err, RB_EINVAL, "key for job '%s' is too long",
                              name);
+    return RB_OK;
+}
+
+/* A lock's base key "<prefix>:l:{NAME}": its own family, so a lock never
+ * reaches a barrier's or a parameter's keys of the same name. The lock's
+ * other keys are "<base>:<part>" (rb_key__lock_part; the scripts derive
+ * them by the same rule in lua/includes/keys.lua). */
+int rb_key__lock(char *buf, size_t len, const char *prefix, const char *name,
+                 rb_error *err)
+{
+    int n = snprintf(buf, len, "%s:l:{%s}", prefix ? prefix : "rb", name);
+
+    if (n < 0 || (size_t)n >= len)
+        return rb_error__set(err, RB_EINVAL, "key for lock '%s' is too long",
+                             name);
+    return RB_OK;
+}
+
+int rb_key__lock_part(char *buf, size_t len, const char *base,
+                      const char *part, rb_error *err)
+{
+    int n = snprintf(buf, len, "%s:%s", base, part);
+
+    if (n < 0 || (size_t)n >= len)
+        return rb_error__set(err, RB_EINVAL, "lock key too long");
     return RB_OK;
 }

@@ -22,3 +22,10 @@ local function job_key(base, epoch, att, part)
   return base .. ':' .. epoch .. ':' .. att .. ':' .. part
 end
 
+-- A lock's keys, derived from its base key rb:l:{NAME} exactly as
+-- lib/rb_keys.c's rb_key__lock_part derives them: rb:l:{NAME}:<part>. One
+-- {NAME} tag, so one cluster slot for every key of the lock, the
+-- per-waiter wake lists (part 'wake:<id>') included.
+local function lock_key(base, part)
+  return base .. ':' .. part
+end

@@ -78,6 +78,14 @@ schema_ok "reset"                          0 ok        rb reset --name "$b" --js
 schema_ok "reset: bad usage"               2 error     rb reset --json
 schema_ok "reset: Redis unreachable"       4 error     rb reset --name "$b" --url "$down" --json
 
+# locks
+schema_ok "lock"                           0 ok        rb lock --name "$b" --json -- true
+schema_ok "lock: the command's status"     7 error     rb lock --name "$b" --json -- sh -c 'exit 7'
+schema_ok "lock: bad usage"                2 error     rb lock --name "$b" --max 0 --json -- true
+schema_ok "lock: Redis unreachable"        4 error     rb lock --name "$b" --url "$down" --json -- true
+schema_ok "status of a name with a lock"   0 ok        rb status --name "$b" --json
+schema_ok "reset --lock"                   0 ok        rb reset --name "$b" --lock --json
+
 # parameters
 schema_ok "set"                            0 ok        rb set --param "$p" --value 41 --json
 schema_ok "get"                            0 ok        rb get --param "$p" --json

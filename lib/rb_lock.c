@@ -1,0 +1,756 @@
+/*
+ * Locks and semaphores. A lock is a queue and up to max holders under one
+ * {NAME} tag (lua/includes/lock.lua lists the keys). Acquiring is one
+ * script (queue, expire the dead, grant free slots in ticket order), then
+ * blocking slices on this waiter's own wake list (a rotating BLMOVE, as
+ * the barrier's wait: the element stays until the next acquire or the
+ * release removes it), each followed by the same script, which renews the
+ * waiter's lease. The grant pushes
+ * the fencing token onto the grantee's list, so a release wakes exactly
+ * the waiter it admits and nobody polls. A slice ends at a third of the
+ * lease, or just after the holders' earliest lease deadline, whichever is
+ * sooner: a dead holder's slot is granted within about a tick of its
+ * lease, whatever the waiters' own leases.
+ *
+ * The holder keeps its own clock: its lease runs from the sending of the
+ * last renewal that succeeded, which is never later than the server's
+ * count, so a holder that cannot renew knows it has lost the slot before
+ * any waiter can be granted it.
+ */
+#include "fmacros.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rb_lock.h"
+#include "rb_reply.h"
+#include "rb_script.h"
+
+#define RB_LOCK_DEFAULT_LEASE_MS 10000
+#define RB_LOCK_DEFAULT_TTL_S 86400
+/* Leaving the queue after a timeout or a signal gets this long: the slot
+ * granted meanwhile must be passed on, not held until its lease ends. */
+#define RB_LOCK_LEAVE_MS 2000
+/* A slice that waits for a holder's deadline ends this much after it, so
+ * the script that follows finds it passed. */
+#define RB_LOCK_AFTER_DEADLINE_MS 20
+/* Redis' blocking timeouts tick at 100 ms: the last slice before the
+ * waiter's --timeout asks for more and is cut by the client. */
+#define RB_LOCK_LAST_SLICE_EXTRA_MS 250
+
+struct rb_lock {
+    rb_conn *c;
+    char name[RB_NAME_MAX + 1];
+    char id[RB_NAME_MAX + 1];
+    char nonce[33];
+    char base[RB_KEY_MAX];
+    char wake[RB_KEY_MAX];
+    char lease_text[24];
+    char ttl_text[24];
+    long long lease_ms;
+    long long token;
+    long long renewed_at;     /* rb_now_ms when the last good renewal (or
+                                 the call that was granted) was sent */
+    int held;
+    int released;
+};
+
+static int check_opts(const rb_lock_opts *o, rb_error *err)
+{
+    int rc;
+
+    if (o == NULL)
+        return rb_error__set(err, RB_EINVAL, "no lock options (declare "
+                             "them with RB_LOCK_OPTS_INIT)");
+    if (o->version != RB_LOCK_OPTS_VERSION)
+        return rb_error__set(err, RB_EINVAL, "rb_lock_opts version %u is "
+                             "not one this library knows (%d)", o->version,
+                             RB_LOCK_OPTS_VERSION);
+    if ((rc = rb_check_name(o->name, "lock name", err)) != RB_OK)
+        return rc;
+    if ((rc = rb_check_id(o->id, "holder id", err)) != RB_OK)
+        return rc;
+    if (o->prefix && (rc = rb_check_name(o->prefix, "prefix", err)) != RB_OK)
+        return rc;
+    if (o->max < 0 || o->max > RB_LOCK_MAX)
+        return rb_error__set(err, RB_EINVAL, "max must be 1..%d, not %ld",
+                             RB_LOCK_MAX, o->max);
+    if (o->timeout_ms < 0 || o->lease_ms < 0 || o->ttl_ms < 0)
+        return rb_error__set(err, RB_EINVAL, "timeout, lease and ttl must "
+                             "not be negative");
+    if (o->lease_ms > 0 && o->lease_ms < 30)
+        return rb_error__set(err, RB_EINVAL, "lease must be at least 30 ms");
+    return RB_OK;
+}
+
+/* A WRONGTYPE error names the lock and what repairs it. */
+static int script_failed(const rb_lock *l, int rc, const rb_call *call,
+                         rb_error *err)
+{
+    if (rc == RB_EREDIS && call->reply_err == RB_REPLY_WRONGTYPE)
+        return rb_error__set(err, RB_EREDIS, "lock %s: a key of this lock "
+                             "holds a value of the wrong type (not written "
+                             "by rbarrier?); a reset of the lock removes "
+                             "it", l->name);
+    return rc;
+}
+
+static int bad_reply(const rb_lock *l, const char *what, rb_error *err)
+{
+    return rb_error__set(err, RB_EPROTO, "lock %s: bad %s reply", l->name,
+                         what);
+}
+
+/* ---- the scripts ---- */
+
+static int run_acquire(rb_lock *l, const char *max, int first,
+                       rb_call *call, rb_lock_reply *out,
+                       rb_error *err)
+{
+    const char *keys[1] = { l->base };
+    const char *args[6] = { l->id, l->nonce, max, l->lease_text,
+                            l->ttl_text, first ? "1" : "0" };
+    redisReply *r = NULL;
+    int rc;
+
+    rc = rb_script__run(l->c, RB_SCRIPT_LOCK_ACQUIRE, keys, args, 6, call,
+                        &r, err);
+    if (rc != RB_OK)
+        return script_failed(l, rc, call, err);
+    rc = rb_lock__decode(r, out);
+    freeReplyObject(r);
+    if (rc != RB_OK || (out->kind != RB_LOCK_HELD &&
+                        out->kind != RB_LOCK_WAIT &&
+                        out->kind != RB_LOCK_BADMAX &&
+                        out->kind != RB_LOCK_BUSY &&
+                        out->kind != RB_LOCK_LOST))
+        return bad_reply(l, "lock-acquire", err);
+    return RB_OK;
+}
+
+static int run_renew(rb_lock *l, rb_call *call, rb_lock_reply *out,
+                     rb_error *err)
+{
+    const char *keys[1] = { l->base };
+    const char *args[4] = { l->id, l->nonce, l->lease_text, l->ttl_text };
+    redisReply *r = NULL;
+    int rc;
+
+    rc = rb_script__run(l->c, RB_SCRIPT_LOCK_RENEW, keys, args, 4, call, &r,
+                        err);
+    if (rc != RB_OK)
+        return script_failed(l, rc, call, err);
+    rc = rb_lock__decode(r, out);
+    freeReplyObject(r);
+    if (rc != RB_OK ||
+        (out->kind != RB_LOCK_HELD && out->kind != RB_LOCK_LOST))
+        return bad_reply(l, "lock-renew", err);
+    return RB_OK;
+}
+
+static int run_release(rb_lock *l, rb_call *call, rb_lock_reply *out,
+                       rb_error *err)
+{
+    const char *keys[1] = { l->base };
+    const char *args[3] = { l->id, l->nonce, l->ttl_text };
+    redisReply *r = NULL;
+    int rc;
+
+    rc = rb_script__run(l->c, RB_SCRIPT_LOCK_RELEASE, keys, args, 3, call,
+                        &r, err);
+    if (rc != RB_OK)
+        return script_failed(l, rc, call, err);
+    rc = rb_lock__decode(r, out);
+    freeReplyObject(r);
+    if (rc != RB_OK || (out->kind != RB_LOCK_RELEASED &&
+                        out->kind != RB_LOCK_LEFT &&
+                        out->kind != RB_LOCK_NONE))
+        return bad_reply(l, "lock-release", err);
+    return RB_OK;
+}
+
+/* Leave the queue on the way out (timeout, signal, a failed wait); a slot
+ * granted meanwhile goes on to the next waiter. `code` (its message
+ * already in the caller's err) is what the caller reports, whatever
+ * leaving did. */
+static int leave(rb_lock *l, int code)
+{
+    rb_call call = {
+        .deadline = rb_deadline__within(rb_now_ms(), RB_LOCK_LEAVE_MS),
+    };
+    rb_lock_reply lr;
+    rb_error lerr;
+
+    run_release(l, &call, &lr, &lerr);
+    return code;
+}
+
+/* ---- waiting ---- */
+
+/* One blocking slice on the wake list. Returns 1 with *rc when the wait
+ * ended (granted: RB_OK and l->token; or an error), 0 to go on. */
+static int block_slice(rb_lock *l, long long slice_ms, const rb_deadline *own,
+                       int last, int *rc, rb_error *err)
+{
+    char secs[32];
+    const char *argv[6];
+    size_t lens[6];
+    rb_call call = {
+        .deadline = last ? rb_deadline__exact(own->until_ms)
+                         : rb_deadline__once(),
+        .block_ms = (int)(slice_ms + (last ? RB_LOCK_LAST_SLICE_EXTRA_MS : 0)),
+        .cancellable = 1,
+    };
+    redisReply *r = NULL;
+    long long token = 0;
+    int argc, i, got;
+
+    if (!rb_conn__no_blmove(l->c)) {
+        snprintf(secs, sizeof(secs), "%.3f", (double)call.block_ms / 1000.0);
+        argv[0] = "BLMOVE";
+        argv[1] = l->wake;
+        argv[2] = l->wake;
+        argv[3] = "LEFT";
+        argv[4] = "LEFT";
+        argv[5] = secs;
+        argc = 6;
+    } else {
+        /* Servers before 6.0 take whole seconds only. */
+        snprintf(secs, sizeof(secs), "%lld",
+                 ((long long)call.block_ms + 999) / 1000);
+        argv[0] = "BRPOPLPUSH";
+        argv[1] = l->wake;
+        argv[2] = l->wake;
+        argv[3] = secs;
+        argc = 4;
+    }
+    for (i = 0; i < argc; i++)
+        lens[i] = strlen(argv[i]);
+    *rc = rb_conn__call(l->c, argc, argv, lens, &call, &r, err);
+    if (*rc == RB_EREDIS && !rb_conn__no_blmove(l->c) &&
+        call.reply_err == RB_REPLY_UNKNOWN_COMMAND) {
+        rb_conn__set_no_blmove(l->c);
+        return block_slice(l, slice_ms, own, last, rc, err);
+    }
+    if (*rc == RB_EUNREACHABLE)
+        return 0;     /* the acquire script that follows reconnects */
+    if (*rc != RB_OK)
+        return 1;
+    if (r->type == REDIS_REPLY_NIL) {
+        freeReplyObject(r);
+        return 0;
+    }
+    got = rb_lock__decode_wake(r, l->nonce, &token);
+    freeReplyObject(r);
+    if (got == 0) {
+        /* A grant to an earlier acquire of this id, left behind (the
+         * rotating move keeps it at the head): drop it, or every slice
+         * would return at once. A grant to this acquire pushed meanwhile
+         * is not lost: the acquire script answers 'held'. */
+        const char *del[2] = { "DEL", l->wake };
+        size_t dlens[2] = { 3, strlen(l->wake) };
+        rb_call dcall = { .deadline = rb_deadline__once() };
+
+        if (rb_conn__call(l->c, 2, del, dlens, &dcall, &r, err) == RB_OK)
+            freeReplyObject(r);
+        return 0;
+    }
+    if (got == 2) {
+        *rc = rb_error__set(err, RB_EBROKEN, "lock %s: reset while waiting",
+                            l->name);
+        return 1;
+    }
+    if (got != 1) {
+        *rc = bad_reply(l, "wake-up", err);
+        return 1;
+    }
+    /* Granted. Read the entry back before trusting it: a reset or an
+     * expiry may have come between the push and this pop. */
+    {
+        long long sent = rb_now_ms();
+        rb_call rcall = {
+            .deadline = rb_deadline__within(sent, l->lease_ms / 2),
+            .cancellable = 1,
+        };
+        rb_lock_reply lr;
+
+        *rc = run_renew(l, &rcall, &lr, err);
+        if (*rc != RB_OK)
+            return 1;
+        if (lr.kind != RB_LOCK_HELD) {
+            *rc = rb_error__set(err, RB_EBROKEN, "lock %s: granted, but "
+                                "the slot was gone before it was taken "
+                                "(reset, or lease expired)", l->name);
+            return 1;
+        }
+        l->token = lr.token;
+        l->renewed_at = sent;
+        l->held = 1;
+    }
+    *rc = RB_OK;
+    return 1;
+}
+
+static int wait_for_grant(rb_lock *l, const rb_lock_opts *o,
+                          const rb_deadline *own, rb_error *err)
+{
+    char max[24];
+    int first = 1, rc;
+
+    snprintf(max, sizeof(max), "%ld", o->max > 0 ? o->max : 1);
+    for (;;) {
+        long long now = rb_now_ms(), slice;
+        rb_call call = {
+            /* A waiter cut off for longer than its lease has lost its
+             * place anyway; no point resending past that. */
+            .deadline = rb_deadline__sooner(
+                rb_deadline__within(now, l->lease_ms), own->until_ms),
+            .cancellable = 1,
+        };
+        rb_lock_reply lr;
+        int last = 0;
+
+        if (rb_deadline__over(own, now))
+            return leave(l, rb_error__set(err, RB_ETIMEOUT, "lock %s: timed "
+                                          "out after %.3gs", l->name,
+                                          (double)o->timeout_ms / 1000.0));
+        rc = run_acquire(l, max, first, &call, &lr, err);
+        if (rc == RB_EUNREACHABLE && rb_deadline__over(own, rb_now_ms()))
+            continue;
+        if (rc != RB_OK)
+            return leave(l, rc);
+        switch (lr.kind) {
+        case RB_LOCK_HELD:
+            l->token = lr.token;
+            l->renewed_at = now;
+            l->held = 1;
+            return RB_OK;
+        case RB_LOCK_BADMAX:
+            return rb_error__set(err, RB_EINVAL, "lock %s is in use with "
+                                 "max %ld; this holder said max %s "
+                                 "(nothing written)", l->name, lr.max, max);
+        case RB_LOCK_BUSY:
+            return rb_error__set(err, RB_EINVAL, "lock %s: id '%s' already "
+                                 "holds or waits in another process "
+                                 "(nothing written)", l->name, l->id);
+        case RB_LOCK_LOST:
+            return rb_error__set(err, RB_EBROKEN, "lock %s: this waiter's "
+                                 "place is gone (its lease ran out, or the "
+                                 "lock was reset)", l->name);
+        default:
+            break;
+        }
+        first = 0;
+        slice = l->lease_ms / 3;
+        if (lr.next_ms >= 0 && lr.next_ms + RB_LOCK_AFTER_DEADLINE_MS < slice)
+            slice = lr.next_ms + RB_LOCK_AFTER_DEADLINE_MS;
+        now = rb_now_ms();
+        if (own->until_ms != 0 && rb_deadline__left(own, now) <= slice) {
+            slice = rb_deadline__left(own, now);
+            last = 1;
+        }
+        if (slice < 10)
+            slice = 10;   /* 0 would block forever */
+        if (block_slice(l, slice, own, last, &rc, err)) {
+            if (rc == RB_ETIMEOUT)
+                continue;   /* the deadline check above says it */
+            if (rc == RB_OK || rc == RB_EBROKEN)
+                return rc;
+            return leave(l, rc);
+        }
+    }
+}
+
+int rb_lock_acquire(rb_lock **out, rb_conn *c, const rb_lock_opts *o,
+                    rb_error *err)
+{
+    rb_error local;
+    rb_lock *l;
+    rb_deadline own, reach;
+    char part[RB_NAME_MAX + 8];
+    long long started = rb_now_ms();
+    int rc;
+
+    if (err == NULL)
+        err = &local;
+    *out = NULL;
+    if ((rc = check_opts(o, err)) != RB_OK)
+        return rc;
+    if ((l = calloc(1, sizeof(*l))) == NULL)
+        return rb_error__set(err, RB_ENOMEM, "out of memory");
+    l->c = c;
+    snprintf(l->name, sizeof(l->name), "%s", o->name);
+    snprintf(l->id, sizeof(l->id), "%s", o->id);
+    rb_random_hex(l->nonce, 16);
+    l->lease_ms = o->lease_ms > 0 ? o->lease_ms : RB_LOCK_DEFAULT_LEASE_MS;
+    snprintf(l->lease_text, sizeof(l->lease_text), "%lld", l->lease_ms);
+    snprintf(l->ttl_text, sizeof(l->ttl_text), "%lld",
+             o->ttl_ms > 0 ? (o->ttl_ms + 999) / 1000
+                           : (long long)RB_LOCK_DEFAULT_TTL_S);
+    snprintf(part, sizeof(part), "wake:%s", o->id);
+    if ((rc = rb_key__lock(l->base, sizeof(l->base), o->prefix, o->name,
+                           err)) != RB_OK ||
+        (rc = rb_key__lock_part(l->wake, sizeof(l->wake), l->base, part,
+                                err)) != RB_OK) {
+        free(l);
+        return rc;
+    }
+    own = rb_deadline__until(o->timeout_ms > 0 ? started + o->timeout_ms : 0);
+
+    /* Connecting may be cut by a signal: nothing is queued yet. */
+    reach = rb_conn__reach(c, own.until_ms);
+    rc = rb_conn__connect(c, &reach, err);
+    if (rc == RB_OK)
+        rc = wait_for_grant(l, o, &own, err);
+    if (rc != RB_OK) {
+        free(l);
+        return rc;
+    }
+    *out = l;
+    return RB_OK;
+}
+
+long long rb_lock_token(const rb_lock *l)
+{
+    return l->token;
+}
+
+long long rb_lock_lease_left_ms(const rb_lock *l)
+{
+    if (!l->held)
+        return 0;
+    return l->renewed_at + l->lease_ms - rb_now_ms();
+}
+
+long long rb_lock_renew_in_ms(const rb_lock *l)
+{
+    long long due = l->renewed_at + l->lease_ms / 3 - rb_now_ms();
+
+    return due > 0 ? due : 0;
+}
+
+int rb_lock_renew(rb_lock *l, rb_error *err)
+{
+    rb_error local;
+    long long sent = rb_now_ms(), end = l->renewed_at + l->lease_ms;
+    rb_call call = { .cancellable = 1 };
+    rb_lock_reply lr;
+    int rc;
+
+    if (err == NULL)
+        err = &local;
+    if (!l->held)
+        return rb_error__set(err, RB_EBROKEN, "lock %s is not held",
+                             l->name);
+    if (sent >= end) {
+        l->held = 0;
+        return rb_error__set(err, RB_EBROKEN, "lock %s lost: its lease ran "
+                             "out before it could be renewed", l->name);
+    }
+    /* Resend until the lease ends by this clock, the wait for the last
+     * reply included: past that, a waiter may hold the slot. */
+    if (end - RB_REPLY_GRACE_MS > sent)
+        call.deadline = rb_deadline__until(end - RB_REPLY_GRACE_MS);
+    else
+        call.deadline = rb_deadline__exact(end);
+    rc = run_renew(l, &call, &lr, err);
+    if (rc == RB_ETIMEOUT || (rc == RB_EUNREACHABLE &&
+                              rb_now_ms() + RB_REPLY_GRACE_MS >= end)) {
+        l->held = 0;
+        return rb_error__set(err, RB_EBROKEN, "lock %s lost: Redis not "
+                             "reached before the lease ran out (%s)",
+                             l->name, rc == RB_ETIMEOUT ? "no reply"
+                                                        : err->msg);
+    }
+    if (rc != RB_OK)
+        return rc;
+    if (lr.kind != RB_LOCK_HELD) {
+        l->held = 0;
+        return rb_error__set(err, RB_EBROKEN, "lock %s lost: revoked by a "
+                             "reset, or its lease ran out", l->name);
+    }
+    l->renewed_at = sent;
+    return RB_OK;
+}
+
+int rb_lock_release(rb_lock *l, rb_error *err)
+{
+    rb_error local;
+    rb_call call = { .deadline = rb_conn__op_deadline(l->c) };
+    rb_lock_reply lr;
+    int rc;
+
+    if (err == NULL)
+        err = &local;
+    if (l->released)
+        return rb_error__set(err, RB_EBROKEN, "lock %s: released twice",
+                             l->name);
+    l->released = 1;
+    l->held = 0;
+    rc = run_release(l, &call, &lr, err);
+    if (rc != RB_OK)
+        return rc;
+    if (lr.kind != RB_LOCK_RELEASED)
+        return rb_error__set(err, RB_EBROKEN, "lock %s was no longer held "
+                             "(revoked by a reset, or its lease ran out)",
+                             l->name);
+    return RB_OK;
+}
+
+void rb_lock_free(rb_lock *l)
+{
+    free(l);
+}
+
+/* ---- status and reset ---- */
+
+int rb_lock_status(rb_lock_state *out, rb_conn *c, const char *prefix,
+                   const char *name, rb_error *err)
+{
+    rb_error local;
+    char base[RB_KEY_MAX];
+    const char *keys[1] = { base };
+    rb_call call = { .deadline = rb_conn__op_deadline(c), .cancellable = 1 };
+    redisReply *r = NULL;
+    int rc;
+
+    if (err == NULL)
+        err = &local;
+    memset(out, 0, sizeof(*out));
+    if ((rc = rb_check_name(name, "lock name", err)) != RB_OK ||
+        (rc = rb_key__lock(base, sizeof(base), prefix, name, err)) != RB_OK)
+        return rc;
+    rc = rb_script__run(c, RB_SCRIPT_LOCK_STATUS, keys, NULL, 0, &call, &r,
+                        err);
+    if (rc == RB_EREDIS && call.reply_err == RB_REPLY_WRONGTYPE)
+        return rb_error__set(err, RB_EREDIS, "lock %s: a key of this lock "
+                             "holds a value of the wrong type", name);
+    if (rc != RB_OK)
+        return rc;
+    rc = rb_lock__decode_status(r, out);
+    freeReplyObject(r);
+    if (rc == RB_ENOMEM)
+        return rb_error__set(err, RB_ENOMEM, "out of memory");
+    if (rc != RB_OK)
+        return rb_error__set(err, RB_EPROTO, "lock %s: bad status reply",
+                             name);
+    return RB_OK;
+}
+
+void rb_lock_state_clear(rb_lock_state *st)
+{
+    size_t i;
+
+    if (st == NULL)
+        return;
+    for (i = 0; i < st->holders_count; i++)
+        free(st->holders[i].id);
+    for (i = 0; i < st->waiters_count; i++)
+        free(st->waiters[i].id);
+    free(st->holders);
+    free(st->waiters);
+    memset(st, 0, sizeof(*st));
+}
+
+int rb_lock_reset(long *holders, long *waiters, rb_conn *c,
+                  const char *prefix, const char *name, rb_error *err)
+{
+    rb_error local;
+    char base[RB_KEY_MAX];
+    const char *keys[1] = { base };
+    rb_call call = { .deadline = rb_conn__op_deadline(c), .cancellable = 1 };
+    redisReply *r = NULL;
+    long long h, w;
+    int rc;
+
+    if (err == NULL)
+        err = &local;
+    if ((rc = rb_check_name(name, "lock name", err)) != RB_OK ||
+        (rc = rb_key__lock(base, sizeof(base), prefix, name, err)) != RB_OK)
+        return rc;
+    rc = rb_script__run(c, RB_SCRIPT_LOCK_RESET, keys, NULL, 0, &call, &r,
+                        err);
+    if (rc != RB_OK)
+        return rc;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+        rb_reply__int(r->element[0], 0, 1LL << 40, &h) != RB_OK ||
+        rb_reply__int(r->element[1], 0, 1LL << 40, &w) != RB_OK) {
+        freeReplyObject(r);
+        return rb_error__set(err, RB_EPROTO, "lock %s: bad reset reply",
+                             name);
+    }
+    freeReplyObject(r);
+    if (holders)
+        *holders = (long)h;
+    if (waiters)
+        *waiters = (long)w;
+    return RB_OK;
+}
+
+/* ---- reply decoders (pure) ---- */
+
+#define TOKEN_MAX (1LL << 53)   /* a Lua number stays exact below this */
+
+static int is_word(const redisReply *r)
+{
+    return r && r->type == REDIS_REPLY_STRING && r->str && r->len > 0 &&
+           memchr(r->str, '\0', r->len) == NULL;
+}
+
+static int word_is(const redisReply *r, const char *s)
+{
+    return is_word(r) && strcmp(r->str, s) == 0;
+}
+
+int rb_lock__decode(const redisReply *r, rb_lock_reply *out)
+{
+    long long v;
+
+    memset(out, 0, sizeof(*out));
+    out->next_ms = -1;
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
+        r->element == NULL)
+        return RB_EPROTO;
+    if (word_is(r->element[0], "held") || word_is(r->element[0], "released")) {
+        out->kind = r->element[0]->str[0] == 'h' ? RB_LOCK_HELD
+                                                 : RB_LOCK_RELEASED;
+        if (r->elements != 2 ||
+            rb_reply__int(r->element[1], 1, TOKEN_MAX, &out->token) != RB_OK)
+            return RB_EPROTO;
+        return RB_OK;
+    }
+    if (word_is(r->element[0], "wait")) {
+        out->kind = RB_LOCK_WAIT;
+        if (r->elements != 2 ||
+            rb_reply__int(r->element[1], -1, 1LL << 40, &out->next_ms) !=
+                RB_OK)
+            return RB_EPROTO;
+        return RB_OK;
+    }
+    if (word_is(r->element[0], "badmax")) {
+        out->kind = RB_LOCK_BADMAX;
+        if (r->elements != 2 ||
+            rb_reply__int(r->element[1], 0, RB_LOCK_MAX, &v) != RB_OK)
+            return RB_EPROTO;
+        out->max = (long)v;
+        return RB_OK;
+    }
+    if (r->elements != 1)
+        return RB_EPROTO;
+    if (word_is(r->element[0], "busy"))
+        out->kind = RB_LOCK_BUSY;
+    else if (word_is(r->element[0], "lost"))
+        out->kind = RB_LOCK_LOST;
+    else if (word_is(r->element[0], "left"))
+        out->kind = RB_LOCK_LEFT;
+    else if (word_is(r->element[0], "none"))
+        out->kind = RB_LOCK_NONE;
+    else
+        return RB_EPROTO;
+    return RB_OK;
+}
+
+int rb_lock__decode_wake(const redisReply *r, const char *nonce,
+                         long long *token)
+{
+    const redisReply *v;
+    size_t nlen = strlen(nonce);
+    redisReply num;
+
+    if (!is_word(r))
+        return RB_EPROTO;
+    v = r;
+    if (strcmp(v->str, "reset") == 0)
+        return 2;
+    if (v->len <= nlen + 1 || v->str[nlen] != ' ' ||
+        strchr(v->str, ' ') != v->str + nlen)
+        return RB_EPROTO;
+    if (memcmp(v->str, nonce, nlen) != 0)
+        return 0;
+    memset(&num, 0, sizeof(num));
+    num.type = REDIS_REPLY_STRING;
+    num.str = v->str + nlen + 1;
+    num.len = v->len - nlen - 1;
+    if (rb_reply__int(&num, 1, TOKEN_MAX, token) != RB_OK)
+        return RB_EPROTO;
+    return 1;
+}
+
+static char *dup_word(const redisReply *r)
+{
+    char *s;
+
+    if (!is_word(r) || r->len > RB_NAME_MAX)
+        return NULL;
+    if ((s = malloc(r->len + 1)) != NULL)
+        memcpy(s, r->str, r->len + 1);
+    return s;
+}
+
+int rb_lock__decode_status(const redisReply *r, rb_lock_state *out)
+{
+    long long max, now, token, nh, deadline, since;
+    size_t i, k;
+
+    memset(out, 0, sizeof(*out));
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements < 4 ||
+        r->element == NULL ||
+        rb_reply__int(r->element[0], 0, RB_LOCK_MAX, &max) != RB_OK ||
+        rb_reply__int(r->element[1], 0, TOKEN_MAX, &now) != RB_OK ||
+        rb_reply__int(r->element[2], 0, TOKEN_MAX, &token) != RB_OK ||
+        rb_reply__int(r->element[3], 0, 1LL << 40, &nh) != RB_OK ||
+        (size_t)nh > (r->elements - 4) / 4 ||
+        (r->elements - 4 - 4 * (size_t)nh) % 2 != 0)
+        return RB_EPROTO;
+    out->max = (long)max;
+    out->token = token;
+    if (nh && (out->holders = calloc((size_t)nh, sizeof(*out->holders))) ==
+                  NULL)
+        return RB_ENOMEM;
+    for (i = 0, k = 4; i < (size_t)nh; i++, k += 4) {
+        rb_lock_holder *h = &out->holders[i];
+
+        if (!is_word(r->element[k]) ||
+            rb_reply__int(r->element[k + 1], 0, TOKEN_MAX, &h->token) !=
+                RB_OK ||
+            rb_reply__int(r->element[k + 2], 0, TOKEN_MAX, &deadline) !=
+                RB_OK ||
+            rb_reply__int(r->element[k + 3], 0, TOKEN_MAX, &since) != RB_OK)
+            goto bad;
+        if ((h->id = dup_word(r->element[k])) == NULL)
+            goto nomem_or_bad;
+        out->holders_count = i + 1;
+        h->lease_left_ms = deadline - now;
+        h->held_ms = since ? now - since : 0;
+    }
+    if (k < r->elements) {
+        size_t nw = (r->elements - k) / 2;
+
+        if ((out->waiters = calloc(nw, sizeof(*out->waiters))) == NULL) {
+            rb_lock_state_clear(out);
+            return RB_ENOMEM;
+        }
+        for (i = 0; i < nw; i++, k += 2) {
+            rb_lock_waiter *w = &out->waiters[i];
+
+            if (!is_word(r->element[k]) ||
+                rb_reply__int(r->element[k + 1], 0, TOKEN_MAX, &deadline) !=
+                    RB_OK)
+                goto bad;
+            if ((w->id = dup_word(r->element[k])) == NULL)
+                goto nomem_or_bad;
+            out->waiters_count = i + 1;
+            w->lease_left_ms = deadline - now;
+        }
+    }
+    return RB_OK;
+nomem_or_bad:
+    if (r->element[k]->len <= RB_NAME_MAX) {
+        rb_lock_state_clear(out);
+        return RB_ENOMEM;
+    }
+bad:
+    rb_lock_state_clear(out);
+    return RB_EPROTO;
+}

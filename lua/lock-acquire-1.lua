@@ -1,0 +1,113 @@
+-- lock-acquire: take a place in a lock's queue, or keep it; expire dead
+-- holders and waiters and grant free slots to the queue's head.
+--
+-- Atomic because "who holds, who is next, is a slot free" and the grant
+-- (token, holder entry, wake-up) must not interleave with another
+-- acquire, a release or a reset of the same lock.
+--
+-- KEYS[1]  the lock's base key, rb:l:{NAME}; every other key of the lock
+--          is derived from it under the same {NAME} tag (includes/lock.lua
+--          lists them), so the script touches one cluster slot
+-- ARGV[1]  id of the caller (a word, no comma)
+-- ARGV[2]  nonce of this acquire (a word; the same on every call of one
+--          acquire, resends included)
+-- ARGV[3]  max: slots of the lock (integer 1..100000)
+-- ARGV[4]  lease in milliseconds (integer >= 1), for the waiter's entry
+--          now and the holder's entry once granted
+-- ARGV[5]  ttl of idle state in seconds (integer >= 1)
+-- ARGV[6]  '1' on an acquire's first call, '0' on the later ones (after a
+--          blocking slice): a later call whose entry is gone is 'lost',
+--          never queued again at the back
+--
+-- Returns one of
+--   {'held', token}           the caller holds a slot (granted now, or
+--                             earlier and not yet seen: a woken waiter or
+--                             a resent call)
+--   {'wait', next_ms}         queued; block on the caller's wake list
+--                             rb:l:{NAME}:wake:<id> (BLMOVE wake wake
+--                             LEFT LEFT: the element stays) for at most
+--                             min(lease/3, next_ms + a tick): next_ms is
+--                             the time to the holders' earliest lease
+--                             deadline (-1: no holder)
+--   {'badmax', max}           the lock is in use with another max;
+--                             nothing written
+--   {'busy'}                  the id holds or waits under another nonce
+--                             (two processes with one id); nothing written
+--   {'lost'}                  a later call found no entry: the waiter's
+--                             lease ran out, the lock was reset, or the
+--                             state is gone
+-- A bad argument is an error reply, and nothing is written.
+
+--- @include "includes/args.lua"
+--- @include "includes/time.lua"
+--- @include "includes/keys.lua"
+--- @include "includes/lock.lua"
+
+local base = KEYS[1]
+local id = word_arg(1, 'id', false)
+local nonce = word_arg(2, 'nonce', false)
+local max = int_arg(3, 'max', 1, 100000)
+local lease = int_arg(4, 'lease ms', 1, 1e12)
+local ttl = int_arg(5, 'ttl', 1, 1e9)
+local first = int_arg(6, 'first', 0, 1) == 1
+local holders, queue = lock_key(base, 'holders'), lock_key(base, 'queue')
+local wait, info = lock_key(base, 'wait'), lock_key(base, 'info')
+local now = now_ms()
+
+-- A waiter's renewal between slices, while nothing changed: its entry is
+-- still in line (ZADD XX counts it) and no holder's lease has run out. Two
+-- commands, as this is the cost of waiting, paid by every waiter every
+-- slice; anything else takes the full path below.
+if not first and redis.call('ZADD', wait, 'XX', 'CH', now + lease, id) == 1
+then
+  local earliest = redis.call('ZRANGE', holders, 0, 0, 'WITHSCORES')[2]
+  if earliest and tonumber(earliest) >= now then
+    return {'wait', tonumber(earliest) - now}
+  end
+end
+
+lock_expire(base, now)
+local had, _, token = lock_entry(base, id)
+if had and had ~= nonce then return {'busy'} end
+if had and redis.call('ZSCORE', holders, id) then
+  redis.call('DEL', lock_key(base, 'wake:' .. id))
+  return {'held', token}
+end
+if had then
+  redis.call('ZADD', wait, now + lease, id)
+  lock_touch(base, now, ttl, false)
+elseif not first then
+  return {'lost'}
+else
+  local nholders = redis.call('ZCARD', holders)
+  local nqueue = redis.call('ZCARD', queue)
+  local cur = tonumber(redis.call('HGET', base, 'max') or '0') or 0
+  if nholders + nqueue > 0 and cur ~= max then return {'badmax', cur} end
+  if cur ~= max then redis.call('HSET', base, 'max', max) end
+  if nqueue == 0 and nholders < max then
+    -- A free slot and nobody in line: granted without queueing.
+    token = redis.call('INCRBY', lock_key(base, 'token'), 1)
+    redis.call('ZADD', holders, now + lease, id)
+    redis.call('HSET', info, id,
+               nonce .. ' ' .. lease .. ' ' .. token .. ' ' .. now)
+    lock_touch(base, now, ttl, true, {'holders', 'info'})
+    return {'held', token}
+  end
+  local ticket = (tonumber(redis.call('HGET', base, 'seq') or '0') or 0) + 1
+  redis.call('HSET', base, 'seq', ticket)
+  redis.call('ZADD', queue, ticket, id)
+  redis.call('ZADD', wait, now + lease, id)
+  redis.call('HSET', info, id, nonce .. ' ' .. lease .. ' 0 0')
+  redis.call('DEL', lock_key(base, 'wake:' .. id))
+  lock_touch(base, now, ttl, true)
+end
+
+local cur = tonumber(redis.call('HGET', base, 'max') or tostring(max))
+local mine = lock_grant(base, cur, now, id)
+if mine then return {'held', mine} end
+local first_holder = redis.call('ZRANGE', holders, 0, 0, 'WITHSCORES')
+local next_ms = -1
+if first_holder[2] then
+  next_ms = math.max(0, tonumber(first_holder[2]) - now)
+end
+return {'wait', next_ms}

@@ -1,0 +1,53 @@
+-- lock-release: a holder gives its slot back, or a waiter leaves the
+-- queue (its timeout, a signal); the freed slot goes to the queue's head.
+--
+-- Atomic because the release and the grant to the next waiter must be one
+-- step: no acquire may see the slot free in between and jump the queue.
+--
+-- KEYS[1]  the lock's base key, rb:l:{NAME} (derived keys: includes/lock.lua)
+-- ARGV[1]  id of the caller
+-- ARGV[2]  nonce of its acquire
+-- ARGV[3]  ttl of idle state in seconds (integer >= 1)
+--
+-- Returns one of
+--   {'released', token}  the caller held the slot granted with token (a
+--                        waiter granted just before it gave up, too)
+--   {'left'}             the caller was waiting; it left the queue
+--   {'none'}             the caller neither held nor waited (a second
+--                        release, an expired lease, a reset); nothing
+--                        written
+-- A bad argument is an error reply, and nothing is written.
+
+--- @include "includes/args.lua"
+--- @include "includes/time.lua"
+--- @include "includes/keys.lua"
+--- @include "includes/lock.lua"
+
+local base = KEYS[1]
+local id = word_arg(1, 'id', false)
+local nonce = word_arg(2, 'nonce', false)
+local ttl = int_arg(3, 'ttl', 1, 1e9)
+local holders, queue = lock_key(base, 'holders'), lock_key(base, 'queue')
+
+local had, _, token = lock_entry(base, id)
+if had ~= nonce then return {'none'} end
+local res
+if redis.call('ZREM', holders, id) == 1 then
+  res = {'released', token}
+else
+  redis.call('ZREM', queue, id)
+  redis.call('ZREM', lock_key(base, 'wait'), id)
+  res = {'left'}
+end
+redis.call('HDEL', lock_key(base, 'info'), id)
+redis.call('DEL', lock_key(base, 'wake:' .. id))
+-- Nobody in line: nobody to grant to, and a dead holder's entry is
+-- dropped by the next acquire that finds it.
+if redis.call('ZCARD', queue) > 0 then
+  local now = now_ms()
+  lock_expire(base, now)
+  lock_grant(base, tonumber(redis.call('HGET', base, 'max') or '1') or 1,
+             now, nil)
+  lock_touch(base, now, ttl, true)
+end
+return res

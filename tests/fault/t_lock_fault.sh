@@ -1,0 +1,108 @@
+# Locks when things die: a holder killed with -9, a dead waiter in the
+# queue, Redis frozen past a holder's lease. A private server each time.
+. "$RB_TESTS_DIR/lib.sh"
+. "$RB_TESTS_DIR/fault/lib_fault.sh"
+trap 'kill -CONT "$REDIS_PID" 2>/dev/null; kill_spawned' EXIT
+
+lkey() { echo "rb:l:{$1}${2:+:$2}"; }
+queued() { rcli ZCARD "$(lkey "$1" queue)"; }
+holding() { rcli ZCARD "$(lkey "$1" holders)"; }
+_queued_is() { [ "$(queued "$1")" = "$2" ]; }
+_holding_is() { [ "$(holding "$1")" = "$2" ]; }
+gone() { ! kill -0 "$1" 2>/dev/null; }
+T=$RB_TEST_TMP
+
+use_own_redis lockfault
+
+# ---- holder kill -9'd: its slot is freed within lease + 1 s ------------------
+# The waiter's own lease is long (20 s): the holder's deadline, not the
+# waiter's renewal period, decides when it is served.
+name=$(fresh k9)
+spawn "$name.h" $RBARRIER lock --name "$name" --id h --lease 3 -- \
+    sh -c "echo \$RBARRIER_LOCK_TOKEN > '$T/$name.htok'; echo \$\$ > '$T/$name.hcmd'; exec sleep 60"
+wait_until 20 test -s "$T/$name.hcmd" || not_ok "k9: the holder runs its command"
+spawn "$name.w" $RBARRIER lock --name "$name" --id w --lease 20 --timeout 60 -- \
+    sh -c "echo \$RBARRIER_LOCK_TOKEN > '$T/$name.wtok'"
+wait_until 20 _queued_is "$name" 1 || not_ok "k9: the waiter waits"
+t0=$(now_ms)
+kill -9 "$(pid_of "$name.h")"
+await "$name.w" 30
+ms=$(took_ms "$name.w" "$t0")
+expect_eq "holder kill -9'd: the waiter gets the slot" 0 "$(code_of "$name.w")"
+# At most lease (3 s) + 1 s after its last renewal, which was at most
+# lease/3 before the kill; 1.5 s more for a loaded machine.
+check "... within lease + 1 s of the last renewal, with margin (<= 5.5 s; $ms ms)" test "$ms" -le 5500
+check "... the token grew across the holder's death ($(cat "$T/$name.htok") -> $(cat "$T/$name.wtok"))" \
+    test "$(cat "$T/$name.wtok")" -gt "$(cat "$T/$name.htok")"
+wait_until 5 gone "$(cat "$T/$name.hcmd")"
+check "... and the dead holder's command did not outlive it" gone "$(cat "$T/$name.hcmd")"
+
+# ---- a dead waiter does not block the queue ---------------------------------
+name=$(fresh dw)
+spawn "$name.h" $RBARRIER lock --name "$name" --id h -- sh -c "while [ ! -e '$T/$name.go' ]; do sleep 0.05; done"
+wait_until 20 _holding_is "$name" 1 || not_ok "dead waiter: the holder holds"
+spawn "$name.d" $RBARRIER lock --name "$name" --id d --lease 2 -- touch "$T/$name.d-ran"
+wait_until 20 _queued_is "$name" 1 || not_ok "dead waiter: d waits"
+spawn "$name.w" $RBARRIER lock --name "$name" --id w --timeout 60 -- true
+wait_until 20 _queued_is "$name" 2 || not_ok "dead waiter: w waits behind d"
+kill -9 "$(pid_of "$name.d")"
+t0=$(now_ms)
+touch "$T/$name.go"
+await "$name.h" 20; await "$name.w" 20
+expect_eq "dead waiter ahead in line: the next waiter still gets the slot" 0 "$(code_of "$name.w")"
+ms=$(took_ms "$name.w" "$t0")
+check "... within the dead waiter's lease and a second, with margin (<= 5 s; $ms ms)" test "$ms" -le 5000
+check "... and the dead waiter never ran its command" test ! -e "$T/$name.d-ran"
+
+# ---- Redis frozen past the holder's lease ------------------------------------
+# SIGSTOP keeps the connections open with nobody answering. The holder
+# cannot renew: it stops its command and exits 3 before its lease is over
+# by its own clock; the waiter is served only after the server is back,
+# so only after the first command is gone.
+name=$(fresh frz)
+spawn "$name.h" $RBARRIER lock --name "$name" --id h --lease 3 --kill-after 1 -- \
+    sh -c "echo \$\$ > '$T/$name.hcmd'; exec sleep 60"
+wait_until 20 test -s "$T/$name.hcmd" || not_ok "frozen: the holder runs its command"
+spawn "$name.w" $RBARRIER lock --name "$name" --id w --lease 20 --timeout 60 -- \
+    sh -c "date +%s%N > '$T/$name.wstart'"
+wait_until 20 _queued_is "$name" 1 || not_ok "frozen: the waiter waits"
+t0=$(now_ms)
+kill -STOP "$REDIS_PID"
+await "$name.h" 15
+hms=$(took_ms "$name.h" "$t0")
+cmd_gone=no; gone "$(cat "$T/$name.hcmd")" && cmd_gone=yes
+kill -CONT "$REDIS_PID"
+expect_eq "Redis frozen past the lease: the holder exits 3" 3 "$(code_of "$name.h")"
+check "... within its lease (<= 3 s + 1 s margin; $hms ms)" test "$hms" -le 4000
+expect_match "... saying it lost the lock" "lost" "$(err_of "$name.h")"
+expect_eq "... and its command was gone when it exited" yes "$cmd_gone"
+await "$name.w" 30
+expect_eq "the waiter is served once Redis is back" 0 "$(code_of "$name.w")"
+hend=$(cut -d' ' -f2 "$T/$name.h.rc")
+check "... only after the first holder had stopped" \
+    test "$(( $(cat "$T/$name.wstart") / 1000000 ))" -ge "$hend"
+
+# ---- a waiter presumed dead fails instead of acquiring ----------------------
+# A waiter stopped (SIGSTOP) past its lease loses its place; when the slot
+# frees meanwhile it is not granted to it, and once it runs again it exits
+# 3 without running its command.
+name=$(fresh wl)
+spawn "$name.h" $RBARRIER lock --name "$name" --id h -- sh -c "while [ ! -e '$T/$name.go' ]; do sleep 0.05; done"
+wait_until 20 _holding_is "$name" 1 || not_ok "stopped waiter: the holder holds"
+spawn "$name.w" $RBARRIER lock --name "$name" --id w --lease 2 --timeout 60 -- touch "$T/$name.w-ran"
+wait_until 20 _queued_is "$name" 1 || not_ok "stopped waiter: w waits"
+kill -STOP "$(pid_of "$name.w")"
+_w_expired() { rb status --name "$name" --json | python3 -c '
+import json, sys
+w = json.load(sys.stdin)["lock"]["waiters"]
+sys.exit(0 if w and w[0]["lease_left_ms"] < 0 else 1)'; }
+wait_until 20 _w_expired || not_ok "stopped waiter: its lease ran out"
+touch "$T/$name.go"
+await "$name.h" 20
+expect_eq "the slot freed past the stopped waiter's lease is not granted to it" \
+    "0 0" "$(holding "$name") $(queued "$name")"
+kill -CONT "$(pid_of "$name.w")"
+await "$name.w" 20
+expect_eq "the stopped waiter, running again, exits 3" 3 "$(code_of "$name.w")"
+check "... without running its command" test ! -e "$T/$name.w-ran"
+expect_match "... saying its place is gone" "place is gone" "$(err_of "$name.w")"
