@@ -73,6 +73,18 @@ typedef struct party_outcome {
 int party_wait(bench_conn *c, const party_args *a, party_outcome *out,
                char *why, size_t whylen);
 
+/* The lock, one helper per call (lock.c): a held lock of the default
+ * lease; 0, else -1 and why. */
+typedef struct held_lock held_lock;
+int lock_acquire(held_lock **out, bench_conn *c, const char *name,
+                 const char *id, long long timeout_ms, char *why,
+                 size_t whylen);
+int lock_renew(held_lock *l, char *why, size_t whylen);
+/* rb_lock_renew_in_ms: nonzero when the renewal is due. */
+int lock_renew_due(const held_lock *l);
+int lock_release(held_lock *l, char *why, size_t whylen);
+void lock_free(held_lock *l);
+
 /* ---- the measurements (main.c's table) --------------------------------- */
 
 typedef struct bench_cmd bench_cmd;
@@ -99,6 +111,7 @@ int bench_fanout(bench_ctx *ctx, int argc, char **argv);
 int bench_idle(bench_ctx *ctx, int argc, char **argv);
 int bench_memory(bench_ctx *ctx, int argc, char **argv);
 int bench_tls(bench_ctx *ctx, int argc, char **argv);
+int bench_lock(bench_ctx *ctx, int argc, char **argv);
 
 /* ---- the parties of the rounds measurement ----------------------------- */
 

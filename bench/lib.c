@@ -106,3 +106,56 @@ int party_wait(bench_conn *bc, const party_args *a, party_outcome *out,
     }
     return 0;
 }
+
+/* ---- the lock (lock.c) -------------------------------------------------- */
+
+int lock_acquire(held_lock **out, bench_conn *bc, const char *name,
+                 const char *id, long long timeout_ms, char *why,
+                 size_t whylen)
+{
+    rb_lock_opts o = RB_LOCK_OPTS_INIT;
+    rb_lock *l = NULL;
+    rb_error err;
+
+    o.name = name;
+    o.id = id;
+    o.timeout_ms = timeout_ms;
+    if (rb_lock_acquire(&l, bc->c, &o, &err) != RB_OK) {
+        snprintf(why, whylen, "%s", err.msg);
+        return -1;
+    }
+    *out = (held_lock *)l;
+    return 0;
+}
+
+int lock_renew(held_lock *bl, char *why, size_t whylen)
+{
+    rb_error err;
+
+    if (rb_lock_renew((rb_lock *)bl, &err) != RB_OK) {
+        snprintf(why, whylen, "%s", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+int lock_release(held_lock *bl, char *why, size_t whylen)
+{
+    rb_error err;
+
+    if (rb_lock_release((rb_lock *)bl, &err) != RB_OK) {
+        snprintf(why, whylen, "%s", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+void lock_free(held_lock *bl)
+{
+    rb_lock_free((rb_lock *)bl);
+}
+
+int lock_renew_due(const held_lock *bl)
+{
+    return rb_lock_renew_in_ms((const rb_lock *)bl) == 0;
+}

@@ -25,6 +25,9 @@ static const bench_cmd measurements[] = {
     { "tls", bench_tls,
       "--url rediss://... --plain U --cacert FILE --rbarrier PATH "
       "[--count 100]" },
+    { "lock", bench_lock,
+      "--url U --mode pairs|handoff|idle [--count 2000] [--procs 8] "
+      "[--waiters 20] [--seconds 10]" },
 };
 
 static void usage(FILE *f)
