@@ -102,6 +102,8 @@ END {
     ratio_key("start_get_ratio", "cli_get_ms", "redis_cli_get_ms", 0)
     ratio_key("tls_round_ratio", "rounds_per_s_tls.4", "rounds_per_s_tlsplain.4", 1)
     ratio_key("tls_cli_ratio", "tls_cli_ms", "tls_cli_plain_ms", 0)
+    ratio_key("lock_pairs_py", "lock_pairs_per_s", "lock_pairs_per_s_py", 0)
+    ratio_key("lock_handoffs_py", "lock_handoffs_per_s", "lock_handoffs_per_s_py", 0)
     printf "\nIssue #24 yardsticks (ratios within each repetition, median of %d)\n", reps
     printf "%-46s %10s %14s %26s %9s %s\n", "figure", "value", "min..max",
         "from (medians)", "target", "result"
@@ -141,6 +143,14 @@ END {
          MED["tls_cli_ratio"] <= 1.5)
     yrow("fan-out 64: last arrival to last release", "fanout_64_ms", "ms",
          "from the arrival's send", "<=10ms", MED["fanout_64_ms"] <= 10)
+    yrow("lock/redis-py Lock pairs/s, uncontended", "lock_pairs_py", "x",
+         vs("lock_pairs_per_s", "/s", "lock_pairs_per_s_py", "/s"), ">=1.0",
+         MED["lock_pairs_py"] >= 1)
+    yrow("lock/redis-py Lock hand-offs/s, 8 procs", "lock_handoffs_py", "x",
+         vs("lock_handoffs_per_s", "/s", "lock_handoffs_per_s_py", "/s"), ">=3.0",
+         MED["lock_handoffs_py"] >= 3)
+    yrow("lock: Redis commands/s per blocked waiter", "lock_idle_calls_per_waiter_s", "",
+         "default lease", "<=2.0", MED["lock_idle_calls_per_waiter_s"] <= 2)
     printf "%d of %d #24 targets met.\n", y24ok, y24
 
     rtt = MED["rtt_p50_us"]; cli = MED["redis_cli_ping_ms"]

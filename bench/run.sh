@@ -24,6 +24,10 @@
 #             processes and clock (rb_bench rounds --impl floor);
 #   redis-py  the same script and BLPOP from Python processes
 #             (bench/pybarrier.py);
+#   lock      rb_lock_acquire + rb_lock_release (rb_bench lock) against
+#             redis-py's own redis.lock.Lock, timeout=10 and its default
+#             retry sleep (bench/pylock.py): pairs uncontended on one
+#             connection, and hand-offs among 8 processes on one name;
 #   shell     four shell loops of `rbarrier wait` against four loops of
 #             redis-cli INCR + BLPOP/RPUSH (bench/shellbarrier.sh).
 # Plus the Redis round trip (p50 of PINGs on one connection), the EVALSHA
@@ -48,6 +52,7 @@ if [ "$SMOKE" = 1 ]; then
     REPS=1 ROUNDS=100 WARMUP=10 IDLE_S=2 TTL_WAIT=0
     SHELL_ROUNDS=3 PROCS=5 RTT_COUNT=500 EVALSHA_COUNT=500 FANOUT_REPS=1
     BIG_FANOUT=64 MEM_BARRIERS=20 IDLE_PARTIES=10 IDLE_SPREAD=0
+    LOCK_PAIRS=50 LOCK_HANDOFFS=5 LOCK_WAITERS=3 LOCK_IDLE_S=1
 else
     # More, shorter repetitions rather than fewer, longer ones: on a shared
     # machine the two sides of a ratio then run closer together in time.
@@ -59,6 +64,7 @@ else
     SHELL_ROUNDS=20 PROCS=60 RTT_COUNT=10000 EVALSHA_COUNT=20000
     FANOUT_REPS=3 BIG_FANOUT=1000 MEM_BARRIERS=1000 IDLE_PARTIES=100
     IDLE_SPREAD=10
+    LOCK_PAIRS=2000 LOCK_HANDOFFS=200 LOCK_WAITERS=20 LOCK_IDLE_S=10
 fi
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -190,6 +196,11 @@ for rep in $(seq "$REPS"); do
         "$SHELL_ROUNDS" "bench-sh-$rep"
     bench cli --url "$tcp/0" --rbarrier "$RBARRIER" --count "$PROCS"
     bench fanout --url "$tcp/0" --parties 64 --reps "$FANOUT_REPS"
+    bench lock --url "$tcp/0" --mode pairs --count "$LOCK_PAIRS"
+    step "$PYTHON" "$here/pylock.py" --url "$tcp/0" --mode pairs --count "$LOCK_PAIRS"
+    bench lock --url "$tcp/0" --mode handoff --procs 8 --count "$LOCK_HANDOFFS"
+    step "$PYTHON" "$here/pylock.py" --url "$tcp/0" --mode handoff --procs 8 \
+        --count "$LOCK_HANDOFFS"
 done
 redis-cli -s "$sock" -n 3 FLUSHDB >/dev/null
 
@@ -203,6 +214,9 @@ bench memory --url "$tcp/2" --barriers "$MEM_BARRIERS" --n 5 --arrived 4 \
 say "idle: $IDLE_PARTIES parties waiting (default lease), 3 windows of $IDLE_S s"
 bench idle --url "$tcp/0" --parties "$IDLE_PARTIES" --seconds "$IDLE_S" --windows 3 \
     --spread "$IDLE_SPREAD"
+
+say "lock idle: one holder, $LOCK_WAITERS waiters (default lease), a window of $LOCK_IDLE_S s"
+bench lock --url "$tcp/0" --mode idle --waiters "$LOCK_WAITERS" --seconds "$LOCK_IDLE_S"
 
 if [ "$TTL_WAIT" = 1 ]; then
     left=$(( ttl_end + 60 - $(date +%s) ))
