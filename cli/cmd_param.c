@@ -50,7 +50,7 @@ int cmd_sync(int argc, char **argv)
     struct arg_end *end;
     rb_conn *conn = NULL;
     rb_error err;
-    cli_config cfg;
+    cli_config cfg = CLI_CONFIG_INIT;
     char *value = NULL;
     int code, rc;
 
@@ -80,6 +80,7 @@ int cmd_sync(int argc, char **argv)
         }
         free(value);
         rb_conn_free(conn);
+        cli_config_free(&cfg);
         arg_freetable(table, sizeof(table) / sizeof(table[0]));
     }
     return code;
@@ -92,7 +93,7 @@ int cmd_train(int argc, char **argv)
     struct arg_end *end;
     rb_conn *conn = NULL;
     rb_error err;
-    cli_config cfg;
+    cli_config cfg = CLI_CONFIG_INIT;
     char *local_v = NULL, *global_v = NULL;
     int code, rc;
 
@@ -132,6 +133,7 @@ int cmd_train(int argc, char **argv)
         free(local_v);
         free(global_v);
         rb_conn_free(conn);
+        cli_config_free(&cfg);
         arg_freetable(table, sizeof(table) / sizeof(table[0]));
     }
     return code;
@@ -144,7 +146,7 @@ int cmd_get(int argc, char **argv)
     struct arg_end *end;
     rb_conn *conn = NULL;
     rb_error err;
-    cli_config cfg;
+    cli_config cfg = CLI_CONFIG_INIT;
     char *value = NULL;
     int code, rc;
 
@@ -171,6 +173,7 @@ int cmd_get(int argc, char **argv)
         }
         free(value);
         rb_conn_free(conn);
+        cli_config_free(&cfg);
         arg_freetable(table, sizeof(table) / sizeof(table[0]));
     }
     return code;
@@ -183,7 +186,7 @@ int cmd_set(int argc, char **argv)
     struct arg_end *end;
     rb_conn *conn = NULL;
     rb_error err;
-    cli_config cfg;
+    cli_config cfg = CLI_CONFIG_INIT;
     int code, rc;
 
     cli_common_init(&common);
@@ -207,6 +210,7 @@ int cmd_set(int argc, char **argv)
             code = param_done(rc, &err);
         }
         rb_conn_free(conn);
+        cli_config_free(&cfg);
         arg_freetable(table, sizeof(table) / sizeof(table[0]));
     }
     return code;

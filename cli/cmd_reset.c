@@ -14,7 +14,7 @@ int cmd_reset(int argc, char **argv)
     rb_conn *conn = NULL;
     rb_error err;
     rb_reset_result rr;
-    cli_config cfg;
+    cli_config cfg = CLI_CONFIG_INIT;
     int code, rc;
 
     cli_common_init(&common);
@@ -53,6 +53,7 @@ int cmd_reset(int argc, char **argv)
     }
 out:
     rb_conn_free(conn);
+    cli_config_free(&cfg);
     arg_freetable(table, sizeof(table) / sizeof(table[0]));
     return code;
 }

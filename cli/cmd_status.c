@@ -89,7 +89,7 @@ int cmd_status(int argc, char **argv)
     rb_conn *conn = NULL;
     rb_status st = { 0, 0, "", 0, NULL };
     rb_error err;
-    cli_config cfg;
+    cli_config cfg = CLI_CONFIG_INIT;
     int code, rc;
 
     cli_common_init(&common);
@@ -118,6 +118,7 @@ int cmd_status(int argc, char **argv)
 out:
     rb_status_clear(&st);
     rb_conn_free(conn);
+    cli_config_free(&cfg);
     arg_freetable(table, sizeof(table) / sizeof(table[0]));
     return code;
 }
