@@ -99,8 +99,8 @@ int party_wait(bench_conn *bc, const party_args *a, party_outcome *out,
     o.name = a->name;
     o.n = a->n;
     o.id = a->id;
-    o.timeout_s = a->timeout_s;
-    o.ttl_s = a->ttl_s;
+    o.timeout_ms = (long long)(a->timeout_s * 1000.0);
+    o.ttl_ms = (long long)a->ttl_s * 1000;
     memset(&res, 0, sizeof(res));
     rc = rb_barrier_wait(&res, bc->c, &o, &err);
     if (rc == RB_OK && out) {

@@ -2,8 +2,29 @@
  * usable state. */
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
+
+/* The damaged keys as one line, whole however many there were. */
+static char *join_removed(const rb_reset_result *rr)
+{
+    size_t i, len = 1;
+    char *out;
+
+    for (i = 0; i < rr->removed_count; i++)
+        len += strlen(rr->removed[i]) + 2;
+    if (!(out = malloc(len)))
+        return NULL;
+    out[0] = '\0';
+    for (i = 0; i < rr->removed_count; i++) {
+        if (i)
+            strcat(out, ", ");
+        strcat(out, rr->removed[i]);
+    }
+    return out;
+}
 
 int cmd_reset(int argc, char **argv)
 {
@@ -13,7 +34,8 @@ int cmd_reset(int argc, char **argv)
     void *table[1 + CLI_COMMON_COUNT + 1];
     rb_conn *conn = NULL;
     rb_error err;
-    rb_reset_result rr;
+    rb_reset_result rr = { 0, 0, NULL, 0 };
+    char *removed = NULL;
     cli_config cfg = CLI_CONFIG_INIT;
     int code, rc;
 
@@ -34,24 +56,31 @@ int cmd_reset(int argc, char **argv)
         goto out;
     rc = rb_barrier_reset(&rr, conn, cfg.prefix, name->sval[0], 0, &err);
     code = cli_exit_code(rc, cli_signal());
+    if (rc == RB_OK && !(removed = join_removed(&rr))) {
+        code = cli_exit_code(RB_ENOMEM, 0);
+        cli_fail_as(code, NULL, "out of memory", name->sval[0]);
+        goto out;
+    }
     if (rc != RB_OK) {
         cli_fail_as(code, NULL, err.msg, name->sval[0]);
     } else if (cli_out_json()) {
         cli_json_kint(cli_out_json(), "gen", rr.gen);
         cli_json_kint(cli_out_json(), "arrived", rr.members);
-        cli_json_kstr(cli_out_json(), "removed", rr.removed);
+        cli_json_kstr(cli_out_json(), "removed", removed);
         cli_done(code, NULL);
     } else {
-        if (rr.removed[0])
+        if (removed[0])
             printf("%s: removed damaged state (wrong type): %s\n",
-                   name->sval[0], rr.removed);
-        if (rr.gen == 0 && !rr.removed[0])
+                   name->sval[0], removed);
+        if (rr.gen == 0 && !removed[0])
             printf("%s: no such barrier; nothing to reset\n", name->sval[0]);
         else if (rr.gen != 0)
             printf("%s: round %lld broken (%ld arrived)\n", name->sval[0],
                    rr.gen, rr.members);
     }
 out:
+    free(removed);
+    rb_reset_result_clear(&rr);
     rb_conn_free(conn);
     cli_config_free(&cfg);
     arg_freetable(table, sizeof(table) / sizeof(table[0]));

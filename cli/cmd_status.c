@@ -27,6 +27,7 @@ static void print_status(const char *name, const rb_status *st)
     size_t i;
 
     if (j) {
+        cli_json_kbool(j, "exists", st->exists);
         cli_json_kint(j, "gen", st->gen);
         cli_json_kint(j, "n", st->n);
         cli_json_kint(j, "arrived", (long long)st->members_count);
@@ -46,8 +47,8 @@ static void print_status(const char *name, const rb_status *st)
             cli_json_null(j);
         return;
     }
-    if (st->gen == 0) {
-        printf("%s: no such barrier (never used, or expired)\n", name);
+    if (!st->exists) {
+        cli_message("%s: unknown barrier (never used, or expired)", name);
         return;
     }
     printf("name          %s\n", name);
@@ -71,7 +72,7 @@ static void print_status(const char *name, const rb_status *st)
                    -left / 1000, -left % 1000);
     }
     {
-        char last[4 * sizeof(st->last_outcome)];
+        char last[4 * 512];
 
         cli_escape(last, sizeof(last), st->last_outcome[0]
                                            ? st->last_outcome
@@ -87,7 +88,7 @@ int cmd_status(int argc, char **argv)
     struct arg_end *end;
     void *table[1 + CLI_COMMON_COUNT + 1];
     rb_conn *conn = NULL;
-    rb_status st = { 0, 0, "", 0, NULL };
+    rb_status st = { 0, 0, 0, NULL, 0, NULL };
     rb_error err;
     cli_config cfg = CLI_CONFIG_INIT;
     int code, rc;

@@ -55,7 +55,7 @@ static int apply_connopts(cli_config *cfg, const cli_common *common,
     if (vals[OPT_USER] &&
         rb_url_set_user(cfg->url, vals[OPT_USER], &why) != RB_OK)
         return cli_error(err, "--user: %.480s", why.msg);
-    memset(&cfg->tls, 0, sizeof(cfg->tls));
+    cfg->tls = (rb_tls_opts)RB_TLS_OPTS_INIT;
     cfg->tls.cacert = vals[OPT_CACERT];
     cfg->tls.cacertdir = vals[OPT_CACERTDIR];
     cfg->tls.cert = vals[OPT_CERT];

@@ -14,11 +14,10 @@ void cli_wait_opts_fill(rb_wait_opts *o, const cli_wait_spec *w)
     o->id = w->id;
     o->expect = w->expect;
     o->value = w->value;
-    /* w->reduce stays in the CLI until the library takes it. */
-    o->timeout_s = (double)w->timeout_ms / 1000.0;
-    o->lease_s = (double)w->lease_ms / 1000.0;
-    /* Whole seconds, rounded up: a TTL never ends before it was asked to. */
-    o->ttl_s = (long)((w->ttl_ms + 999) / 1000);
+    o->reduce = w->value ? w->reduce : NULL;
+    o->timeout_ms = w->timeout_ms;
+    o->lease_ms = w->lease_ms;
+    o->ttl_ms = w->ttl_ms;
     o->once = w->once;
     o->once_payload = w->once_payload;
     o->progress = w->progress;

@@ -49,7 +49,7 @@ int main(int argc, char **argv)
     wopts.name = argv[2];
     wopts.n = strtol(argv[3], NULL, 10);
     wopts.id = argv[4];
-    wopts.timeout_s = 60;
+    wopts.timeout_ms = 60000;
     if (argc == 6)
         rounds = strtol(argv[5], NULL, 10);
 

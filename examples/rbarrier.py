@@ -203,7 +203,9 @@ class Client:
     # ---- barriers --------------------------------------------------------
 
     def _base(self, name):
-        return "%s:{%s}" % (self.prefix, name)
+        # One key family per kind: rb:b: barriers, rb:p: parameters (rb:j:
+        # and rb:l: are jobs' and locks'), as lib/rb_keys.c builds them.
+        return "%s:b:{%s}" % (self.prefix, name)
 
     def wait(self, name, n, id=None, timeout=None, lease=10.0, ttl=86400):
         """Arrive at barrier `name` and block until `n` parties are in the
@@ -230,14 +232,29 @@ class Client:
         # Arrive. A reply lost with its connection is retried with the same
         # nonce: the script hands back the first answer, never a second
         # arrival.
-        reply = self._retry(lambda: self._run(
-            "arrive", [base, base + ":nonce"],
-            [id, nonce, n, lease_ms, int(ttl), linger, "0"]),   # 0: no --once
-            deadline, "arrive")
+        # 0: no --once; then no value, no --expect list, no --reduce op:
+        # a round whose first arrival fixed a list or an op refuses this
+        # party (badexpect, badreduce), as it refuses another n.
+        try:
+            reply = self._retry(lambda: self._run(
+                "arrive", [base, base + ":nonce"],
+                [id, nonce, n, lease_ms, int(ttl), linger, "0", "", "", ""]),
+                deadline, "arrive")
+        except RbarrierError as e:
+            # The arrival may have run without this party learning it: it
+            # must count for nobody, so its round is broken (best effort).
+            if not isinstance(e, BadInput):
+                self._withdraw(base, id, nonce, linger, str(e))
+            raise
         kind = _word(reply[0])
         if kind == "badn":
             raise BadInput("%s: the open round has n=%s; this party said n=%d "
                            "(nothing written)" % (name, _word(reply[1]), n))
+        if kind in ("badexpect", "badreduce"):
+            what = "--expect" if kind == "badexpect" else "--reduce"
+            raise BadInput("%s: the open round has %s %s; this party said "
+                           "(none) (nothing written)"
+                           % (name, what, _word(reply[1]) or "(none)"))
         if kind not in ("wait", "done") or len(reply) < 5:
             raise RbarrierError("%s: bad arrive reply %r" % (name, reply))
         gen = int(reply[1])
@@ -267,11 +284,21 @@ class Client:
             w.abandon("interrupted", Interrupted, s.signum)
             return result
 
+    def _withdraw(self, base, id, nonce, linger, why):
+        what = "could not confirm its arrival (%s)" % why[:200]
+        what = "".join(c if " " <= c < "\x7f" else " " for c in what)
+        try:
+            self._retry(lambda: self._run(
+                "withdraw", [base, base + ":nonce"], [id, nonce, what, linger]),
+                time.monotonic() + 2, "withdraw")
+        except RbarrierError:
+            pass    # the others learn from this party's lease instead
+
     # ---- parameters ------------------------------------------------------
 
     def _param_keys(self, param, worker):
         check_name(param, "param")
-        g = "%s:{param:%s}" % (self.prefix, param)
+        g = "%s:p:{%s}" % (self.prefix, param)
         if worker is None:
             return g, None, None
         check_id(worker, "worker")

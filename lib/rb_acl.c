@@ -18,7 +18,8 @@
 #include "rb_reply.h"
 
 /* The key pattern a call's keys fall under: "<prefix>:*", taken from the
- * first argument shaped like "<prefix>:{...". */
+ * first argument shaped like "<prefix>:<kind>:{..." (the kind, one letter,
+ * is left to the pattern: one grant covers every kind). */
 static int key_pattern(char *out, size_t len, int argc, const char **argv,
                        const size_t *lens)
 {
@@ -26,10 +27,14 @@ static int key_pattern(char *out, size_t len, int argc, const char **argv,
 
     for (i = 1; i < argc; i++) {
         const char *brace = memchr(argv[i], '{', lens[i]);
+        size_t plen;
 
         if (brace && brace > argv[i] && brace[-1] == ':' &&
             (size_t)(brace - argv[i]) < len - 2) {
-            snprintf(out, len, "%.*s*", (int)(brace - argv[i]), argv[i]);
+            plen = (size_t)(brace - argv[i]);
+            if (plen >= 4 && brace[-3] == ':' && brace[-2] != ':')
+                plen -= 2;
+            snprintf(out, len, "%.*s*", (int)plen, argv[i]);
             return 1;
         }
     }

@@ -184,7 +184,7 @@ int rb_conn__cancelled(const rb_conn *c);
 
 #define RB_KEY_MAX 512
 
-/* "<prefix>:{NAME}", the barrier's base key (prefix NULL: "rb").
+/* "<prefix>:b:{NAME}", the barrier's base key (prefix NULL: "rb").
  * @return RB_OK or RB_EINVAL (too long for len) */
 int rb_key__barrier(char *buf, size_t len, const char *prefix,
                     const char *name, rb_error *err);
@@ -193,7 +193,7 @@ int rb_key__round(char *buf, size_t len, const char *base, long long gen,
                   const char *part, rb_error *err);
 /* "<base>:nonce", the barrier's (id -> nonce gen count) hash. */
 int rb_key__nonces(char *buf, size_t len, const char *base, rb_error *err);
-/* A parameter's keys, each len bytes: "<prefix>:{param:P}", and when worker
+/* A parameter's keys, each len bytes: "<prefix>:p:{P}", and when worker
  * is not NULL its ":local:<worker>" and ":local:<worker>:train" keys. */
 int rb_key__param(char *global, char *localk, char *traink, size_t len,
                   const char *prefix, const char *param, const char *worker,
@@ -203,6 +203,9 @@ int rb_key__param(char *global, char *localk, char *traink, size_t len,
 unsigned rb_key__slot(const char *key, size_t len);
 /* 1 when all count keys hash to one slot (a script may touch only one). */
 int rb_key__same_slot(const char *const *keys, int count);
+/* The scripts' ttl in whole seconds from a ttl in ms, rounded up (0 or
+ * less: one day). */
+long long rb_key__ttl_s(long long ttl_ms);
 
 /* ---- reply decoders of rb_param.c (pure; unit-tested with hostile
  * replies) ---- */

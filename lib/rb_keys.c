@@ -2,17 +2,20 @@
  * The key layout, in one place (the Lua side derives the per-round keys
  * from the base key in lua/includes/keys.lua):
  *
- *   <prefix>:{NAME}                      barrier hash: gen, n
- *   <prefix>:{NAME}:<gen>:in             the round's members (sorted set)
- *   <prefix>:{NAME}:<gen>:out            the round's outcome (list)
- *   <prefix>:{NAME}:nonce                (id -> nonce gen count) hash
- *   <prefix>:{param:NAME}                a parameter's global value
- *   <prefix>:{param:NAME}:local:<w>      worker w's local copy
- *   <prefix>:{param:NAME}:local:<w>:train  w's last train call
+ *   <prefix>:b:{NAME}                    barrier hash: gen, n, expect, reduce
+ *   <prefix>:b:{NAME}:<gen>:in           the round's members (sorted set)
+ *   <prefix>:b:{NAME}:<gen>:out          the round's outcome (list)
+ *   <prefix>:b:{NAME}:nonce              (id -> nonce gen count) hash
+ *   <prefix>:p:{NAME}                    a parameter's global value
+ *   <prefix>:p:{NAME}:local:<w>          worker w's local copy
+ *   <prefix>:p:{NAME}:local:<w>:train    w's last train call
  *
- * Every key of one barrier or parameter carries the same {tag}, so each
- * script touches one cluster slot; rb_key__slot computes it as Redis'
- * keyHashSlot does, and the script runner checks it before each call.
+ * One family per kind, the kind's letter after the prefix (j and l are
+ * reserved for jobs and locks), so a barrier named "param:P" can never
+ * reach parameter P's keys. Every key of one barrier or parameter carries
+ * the same {tag}, so each script touches one cluster slot; rb_key__slot
+ * computes it as Redis' keyHashSlot does, and the script runner checks it
+ * before each call.
  */
 #include "fmacros.h"
 
@@ -21,22 +24,22 @@
 
 #include "rb_internal.h"
 
-static int build(char *buf, size_t len, const char *prefix, const char *tag1,
-                 const char *tag2, const char *suffix, rb_error *err)
+static int build(char *buf, size_t len, const char *prefix, char kind,
+                 const char *name, const char *suffix, rb_error *err)
 {
-    int n = snprintf(buf, len, "%s:{%s%s}%s", prefix ? prefix : "rb", tag1,
-                     tag2, suffix);
+    int n = snprintf(buf, len, "%s:%c:{%s}%s", prefix ? prefix : "rb", kind,
+                     name, suffix);
 
     if (n < 0 || (size_t)n >= len)
-        return rb_error__set(err, RB_EINVAL, "key for '%s%s' is too long",
-                             tag1, tag2);
+        return rb_error__set(err, RB_EINVAL, "key for '%s' is too long",
+                             name);
     return RB_OK;
 }
 
 int rb_key__barrier(char *buf, size_t len, const char *prefix,
                     const char *name, rb_error *err)
 {
-    return build(buf, len, prefix, "", name, "", err);
+    return build(buf, len, prefix, 'b', name, "", err);
 }
 
 int rb_key__round(char *buf, size_t len, const char *base, long long gen,
@@ -65,15 +68,15 @@ int rb_key__param(char *global, char *localk, char *traink, size_t len,
     char suffix[RB_NAME_MAX + 16];
     int rc;
 
-    if ((rc = build(global, len, prefix, "param:", param, "", err)) != RB_OK)
+    if ((rc = build(global, len, prefix, 'p', param, "", err)) != RB_OK)
         return rc;
     if (worker == NULL)
         return RB_OK;
     snprintf(suffix, sizeof(suffix), ":local:%s", worker);
-    if ((rc = build(localk, len, prefix, "param:", param, suffix, err)))
+    if ((rc = build(localk, len, prefix, 'p', param, suffix, err)))
         return rc;
     snprintf(suffix, sizeof(suffix), ":local:%s:train", worker);
-    return build(traink, len, prefix, "param:", param, suffix, err);
+    return build(traink, len, prefix, 'p', param, suffix, err);
 }
 
 /* CRC16-CCITT (XModem), polynomial 0x1021, as in Redis' crc16.c. */
@@ -123,4 +126,13 @@ int rb_key__same_slot(const char *const *keys, int count)
         if (rb_key__slot(keys[i], strlen(keys[i])) != slot)
             return 0;
     return 1;
+}
+
+long long rb_key__ttl_s(long long ttl_ms)
+{
+    if (ttl_ms <= 0)
+        return 86400;
+    if (ttl_ms > 1000000000LL * 1000)
+        return 1000000000LL;   /* the scripts' bound */
+    return (ttl_ms + 999) / 1000;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "rb_reply.h"
 #include "rb_script.h"
 
 static int param_keys(char *global, char *localk, char *traink,
@@ -26,6 +27,25 @@ static int param_keys(char *global, char *localk, char *traink,
         return rc;
     return rb_key__param(global, localk, traink, RB_KEY_MAX, prefix, param,
                          worker, err);
+}
+
+/* A key of another type: the scripts name it ("WRONGTYPE <key> holds
+ * ..."); a plain GET's error does not, so the key is added. The key names
+ * the parameter, so the message does not repeat it. */
+static int name_wrongtype(int rc, const rb_call *call, const char *key,
+                          rb_error *err)
+{
+    char msg[sizeof(err->msg)];
+    const char *named;
+
+    if (rc != RB_EREDIS || call->reply_err != RB_REPLY_WRONGTYPE)
+        return rc;
+    if (!(named = rb_reply__wrongtype_key(err->msg)))
+        return rb_error__set(err, RB_EREDIS, "key %s holds a value of "
+                             "another type than a parameter's (not written "
+                             "by rbarrier?); nothing was written", key);
+    snprintf(msg, sizeof(msg), "%s", named);
+    return rb_error__set(err, RB_EREDIS, "key %.400s", msg);
 }
 
 static const char *type_name(int type)
@@ -102,7 +122,7 @@ int rb_param__decode_train(char **local_out, char **global_out,
 }
 
 int rb_param_sync(char **out, rb_conn *c, const char *prefix,
-                  const char *param, const char *worker, long ttl_s,
+                  const char *param, const char *worker, long long ttl_ms,
                   rb_error *err)
 {
     rb_error local;
@@ -122,10 +142,10 @@ int rb_param_sync(char **out, rb_conn *c, const char *prefix,
     rc = param_keys(global, localk, traink, prefix, param, worker, err);
     if (rc != RB_OK)
         return rc;
-    snprintf(ttl, sizeof(ttl), "%ld", ttl_s > 0 ? ttl_s : 86400);
+    snprintf(ttl, sizeof(ttl), "%lld", rb_key__ttl_s(ttl_ms));
     rc = rb_script__run(c, RB_SCRIPT_SYNC, keys, args, 1, &call, &r, err);
     if (rc != RB_OK)
-        return rc;
+        return name_wrongtype(rc, &call, global, err);
     rc = rb_param__decode_value(out, r, "sync", err);
     freeReplyObject(r);
     return rc;
@@ -133,7 +153,7 @@ int rb_param_sync(char **out, rb_conn *c, const char *prefix,
 
 int rb_param_train(char **local_out, char **global_out, rb_conn *c,
                    const char *prefix, const char *param, const char *worker,
-                   const char *by, long ttl_s, rb_error *err)
+                   const char *by, long long ttl_ms, rb_error *err)
 {
     rb_error local;
     char global[RB_KEY_MAX], localk[RB_KEY_MAX], traink[RB_KEY_MAX];
@@ -156,7 +176,7 @@ int rb_param_train(char **local_out, char **global_out, rb_conn *c,
     rc = param_keys(global, localk, traink, prefix, param, worker, err);
     if (rc != RB_OK)
         return rc;
-    snprintf(ttl, sizeof(ttl), "%ld", ttl_s > 0 ? ttl_s : 86400);
+    snprintf(ttl, sizeof(ttl), "%lld", rb_key__ttl_s(ttl_ms));
     rb_random_hex(nonce, 16);
     args[0] = by;
     args[1] = is_float ? "1" : "0";
@@ -164,7 +184,7 @@ int rb_param_train(char **local_out, char **global_out, rb_conn *c,
     args[3] = ttl;
     rc = rb_script__run(c, RB_SCRIPT_TRAIN, keys, args, 4, &call, &r, err);
     if (rc != RB_OK)
-        return rc;
+        return name_wrongtype(rc, &call, global, err);
     rc = rb_param__decode_train(local_out, global_out, r, err);
     freeReplyObject(r);
     return rc;
@@ -194,13 +214,13 @@ int rb_param_get(char **out, rb_conn *c, const char *prefix,
     lens[1] = strlen(global);
     rc = rb_conn__call(c, 2, argv, lens, &call, &r, err);
     if (rc != RB_OK)
-        return rc;
+        return name_wrongtype(rc, &call, global, err);
     rc = rb_param__decode_value(out, r, "get", err);
     freeReplyObject(r);
     return rc;
 }
 int rb_param_set(rb_conn *c, const char *prefix, const char *param,
-                 const char *value, long ttl_s, rb_error *err)
+                 const char *value, long long ttl_ms, rb_error *err)
 {
     rb_error local;
     char global[RB_KEY_MAX], ttl[24];
@@ -220,8 +240,8 @@ int rb_param_set(rb_conn *c, const char *prefix, const char *param,
     rc = param_keys(global, NULL, NULL, prefix, param, NULL, err);
     if (rc != RB_OK)
         return rc;
-    snprintf(ttl, sizeof(ttl), "%ld", ttl_s > 0 ? ttl_s : 86400);
+    snprintf(ttl, sizeof(ttl), "%lld", rb_key__ttl_s(ttl_ms));
     rc = rb_script__run(c, RB_SCRIPT_SET, keys, args, 2, &call, &r, err);
     freeReplyObject(r);
-    return rc;
+    return name_wrongtype(rc, &call, global, err);
 }

@@ -78,6 +78,15 @@ int rb_reply__arrive(const redisReply *r, rb_arrive_reply *out)
         out->open_n = (long)n;
         return RB_OK;
     }
+    if (text_is(r->element[0], "badexpect") ||
+        text_is(r->element[0], "badreduce")) {
+        if (r->elements != 2 || !is_text(r->element[1]))
+            return RB_EPROTO;
+        out->kind = r->element[0]->str[3] == 'e' ? RB_ARRIVE_BADEXPECT
+                                                 : RB_ARRIVE_BADREDUCE;
+        out->open_text = r->element[1]->str;
+        return RB_OK;
+    }
     if (text_is(r->element[0], "wait"))
         out->kind = RB_ARRIVE_WAIT;
     else if (text_is(r->element[0], "done"))
@@ -115,6 +124,13 @@ int rb_reply__round(const redisReply *r, rb_round_reply *out)
         if (r->elements != 1)
             return RB_EPROTO;
         out->kind = RB_ROUND_LOST;
+        return RB_OK;
+    }
+    if (text_is(r->element[0], "run") || text_is(r->element[0], "none")) {
+        if (r->elements != 1)
+            return RB_EPROTO;
+        out->kind = r->element[0]->str[0] == 'r' ? RB_ROUND_RUN
+                                                 : RB_ROUND_NONE;
         return RB_OK;
     }
     if (text_is(r->element[0], "out") || text_is(r->element[0], "broken")) {
@@ -181,6 +197,15 @@ int rb_reply__block(const redisReply *r, const char **text)
     return RB_OK;
 }
 
+static char *dup_text(const redisReply *r)
+{
+    char *s = malloc(r->len + 1);
+
+    if (s)
+        memcpy(s, r->str, r->len + 1);
+    return s;
+}
+
 int rb_reply__status(const redisReply *r, rb_status *out)
 {
     long long gen, n, now, deadline;
@@ -188,11 +213,10 @@ int rb_reply__status(const redisReply *r, rb_status *out)
 
     memset(out, 0, sizeof(*out));
     if (!array_at_least(r, 4) || (r->elements - 4) % 2 != 0 ||
-        rb_reply__int(r->element[0], 0, GEN_MAX, &gen) != RB_OK ||
+        rb_reply__int(r->element[0], 0, GEN_MAX * 10, &gen) != RB_OK ||
         rb_reply__int(r->element[1], 0, RB_N_MAX, &n) != RB_OK ||
         rb_reply__int(r->element[2], 0, GEN_MAX * 10, &now) != RB_OK ||
-        !is_text(r->element[3]) ||
-        r->element[3]->len >= sizeof(out->last_outcome))
+        !is_text(r->element[3]))
         return RB_EPROTO;
     count = (r->elements - 4) / 2;
     for (i = 0; i < count; i++) {
@@ -205,20 +229,23 @@ int rb_reply__status(const redisReply *r, rb_status *out)
                           &deadline) != RB_OK)
             return RB_EPROTO;
     }
+    if ((out->last_outcome = dup_text(r->element[3])) == NULL)
+        return RB_ENOMEM;
     if (count) {
         out->members = calloc(count, sizeof(rb_member));
         if (out->members == NULL)
             return RB_ENOMEM;
     }
+    out->exists = gen > 0;
     out->gen = gen;
     out->n = (long)n;
-    memcpy(out->last_outcome, r->element[3]->str, r->element[3]->len + 1);
-    out->members_count = count;
     for (i = 0; i < count; i++) {
         const redisReply *id = r->element[4 + 2 * i];
 
         rb_reply__int(r->element[5 + 2 * i], 0, GEN_MAX * 10, &deadline);
-        memcpy(out->members[i].id, id->str, id->len + 1);
+        if ((out->members[i].id = dup_text(id)) == NULL)
+            return RB_ENOMEM;
+        out->members_count = i + 1;
         out->members[i].lease_left_ms = deadline - now;
     }
     return RB_OK;
@@ -326,6 +353,20 @@ int rb_reply__noperm_command(const char *msg, char *out, size_t len)
                                                           : name[i]);
     out[i] = '\0';
     return i > 0;
+}
+
+const char *rb_reply__wrongtype_key(const char *msg)
+{
+    /* Redis' own "WRONGTYPE Operation against a key ..." names no key; the
+     * scripts' "WRONGTYPE <key> holds ..." does. */
+    if (!starts(msg, "WRONGTYPE ") || starts(msg, "WRONGTYPE Operation"))
+        return NULL;
+    return msg + sizeof("WRONGTYPE ") - 1;
+}
+
+const char *rb_reply__damaged_text(const char *msg)
+{
+    return starts(msg, "ERR damaged ") ? msg + sizeof("ERR ") - 1 : NULL;
 }
 
 size_t rb_reply__error_text(const char *msg, size_t len)

@@ -22,7 +22,9 @@ typedef enum rb_arrive_kind {
     RB_ARRIVE_WAIT = 0,   /* block on the round's out list */
     RB_ARRIVE_DONE,       /* this arrival completed the round */
     RB_ARRIVE_RUN,        /* ... and must run its --once command */
-    RB_ARRIVE_BADN        /* the open round has another n: open_n */
+    RB_ARRIVE_BADN,       /* the open round has another n: open_n */
+    RB_ARRIVE_BADEXPECT,  /* ... another --expect list: open_text */
+    RB_ARRIVE_BADREDUCE   /* ... another --reduce op: open_text */
 } rb_arrive_kind;
 
 typedef struct rb_arrive_reply {
@@ -33,6 +35,8 @@ typedef struct rb_arrive_reply {
     long index;
     int dup;
     long open_n;          /* RB_ARRIVE_BADN only */
+    const char *open_text;    /* RB_ARRIVE_BAD{EXPECT,REDUCE}: the open
+                                 round's ("" none); points into the reply */
 } rb_arrive_reply;
 
 int rb_reply__arrive(const redisReply *r, rb_arrive_reply *out);
@@ -41,7 +45,9 @@ typedef enum rb_round_kind {
     RB_ROUND_OUT = 0,     /* the round has an outcome (text) */
     RB_ROUND_WAIT,        /* still open: count, n, members */
     RB_ROUND_LOST,        /* this party is not in the round */
-    RB_ROUND_BROKEN       /* this call broke it (text; previous) */
+    RB_ROUND_BROKEN,      /* this call broke it (text; previous) */
+    RB_ROUND_RUN,         /* claim: the --once run is this party's */
+    RB_ROUND_NONE         /* withdraw: the arrival never ran */
 } rb_round_kind;
 
 typedef struct rb_round_reply {
@@ -55,7 +61,8 @@ typedef struct rb_round_reply {
     size_t members_count;
 } rb_round_reply;
 
-/* Replies of heartbeat, abandon and release (one vocabulary). */
+/* Replies of heartbeat, abandon, claim, release and withdraw (one
+ * vocabulary). */
 int rb_reply__round(const redisReply *r, rb_round_reply *out);
 
 /* An outcome's text: 1 for "ok"; 0 for "broken <reason>" (*reason set);
@@ -66,7 +73,8 @@ int rb_reply__outcome(const char *text, const char **reason);
  * slice ran out (nil), 0 and *text the outcome, or RB_EPROTO. */
 int rb_reply__block(const redisReply *r, const char **text);
 
-/* status: fills out (members allocated; rb_status_clear frees them).
+/* status: fills out (strings and members allocated; rb_status_clear frees
+ * them, also after a failure).
  * @return RB_OK, RB_EPROTO or RB_ENOMEM */
 int rb_reply__status(const redisReply *r, rb_status *out);
 
@@ -90,6 +98,13 @@ int rb_reply__strings(const redisReply *r, redisReply ***items,
 /* The class of an error reply's text (msg as Redis sent it). Every Redis
  * error prefix rbarrier acts on is named here and nowhere else. */
 rb_reply_err rb_reply__classify(const char *msg);
+
+/* A WRONGTYPE error a script raised names the key: its text from the key
+ * on; NULL for Redis' own, which names none. */
+const char *rb_reply__wrongtype_key(const char *msg);
+
+/* A script's "ERR damaged ..." without the "ERR ": what is damaged. */
+const char *rb_reply__damaged_text(const char *msg);
 
 /* How much of an error reply's text (len bytes) to show: all of it, less
  * the location Redis appends to an error a script raised. */

@@ -20,6 +20,7 @@ typedef struct rb_script {
 typedef enum rb_script_id {
     RB_SCRIPT_ABANDON = 0,
     RB_SCRIPT_ARRIVE,
+    RB_SCRIPT_CLAIM,
     RB_SCRIPT_HEARTBEAT,
     RB_SCRIPT_RELEASE,
     RB_SCRIPT_RESET,
@@ -27,6 +28,7 @@ typedef enum rb_script_id {
     RB_SCRIPT_STATUS,
     RB_SCRIPT_SYNC,
     RB_SCRIPT_TRAIN,
+    RB_SCRIPT_WITHDRAW,
     RB_SCRIPT__COUNT
 } rb_script_id;
 

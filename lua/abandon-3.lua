@@ -5,9 +5,9 @@
 -- Atomic because checking for an outcome and pushing ours must not let an
 -- arrival complete the round in between.
 --
--- KEYS[1]  barrier base key, rb:{NAME}
--- KEYS[2]  the round's members, rb:{NAME}:<gen>:in
--- KEYS[3]  the round's outcome, rb:{NAME}:<gen>:out
+-- KEYS[1]  barrier base key, rb:b:{NAME}
+-- KEYS[2]  the round's members, rb:b:{NAME}:<gen>:in
+-- KEYS[3]  the round's outcome, rb:b:{NAME}:<gen>:out
 -- ARGV[1]  gen, the round being left (integer >= 1)
 -- ARGV[2]  party id (a member of the round)
 -- ARGV[3]  what happened, e.g. 'timed out after 30s' (1..300 bytes, no
@@ -32,6 +32,7 @@
 --- @include "includes/args.lua"
 --- @include "includes/keys.lua"
 --- @include "includes/round.lua"
+--- @include "includes/types.lua"
 
 local base, inkey, outkey = KEYS[1], KEYS[2], KEYS[3]
 local gen = int_arg(1, 'gen', 1, 1e15)
@@ -50,6 +51,9 @@ if expect ~= nil and (#expect > 100000 or
   bad_arg(6, 'expected ids')
 end
 check_round_keys(base, gen, inkey, outkey)
+want_type(base, 'hash')
+want_type(inkey, 'zset')
+want_type(outkey, 'list')
 
 local out = redis.call('LINDEX', outkey, 0)
 if out then return {'out', out} end
@@ -58,7 +62,14 @@ if not redis.call('ZSCORE', inkey, id) then return {'lost'} end
 local reason = what
 local members = redis.call('ZRANGE', inkey, 0, -1)
 if form == 'arrivals' then
-  local n = redis.call('HGET', base, 'n') or '?'
+  -- A round the barrier moved past without an outcome is a complete
+  -- --once round: its n is its member count.
+  local n = '?'
+  if tonumber(redis.call('HGET', base, 'gen') or '0') == gen then
+    n = redis.call('HGET', base, 'n') or '?'
+  else
+    n = #members
+  end
   local missing = ''
   if expect then
     local seen, miss = {}, {}

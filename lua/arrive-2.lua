@@ -4,10 +4,11 @@
 -- be one step: two parties completing the same round at once would
 -- otherwise both push an outcome, or neither.
 --
--- KEYS[1]  barrier base key, rb:{NAME} (hash: gen, n). The round's keys
---          (rb:{NAME}:<gen>:in, :out, :val, :run) are derived from it, as
---          the caller cannot know gen before this script reads it.
--- KEYS[2]  the barrier's nonce hash, rb:{NAME}:nonce
+-- KEYS[1]  barrier base key, rb:b:{NAME} (hash: gen, n, expect, reduce).
+--          The round's keys (rb:b:{NAME}:<gen>:in, :out, :val, :run) are
+--          derived from it, as the caller cannot know gen before this
+--          script reads it.
+-- KEYS[2]  the barrier's nonce hash, rb:b:{NAME}:nonce
 -- ARGV[1]  party id (1..200 bytes, no whitespace, braces or commas)
 -- ARGV[2]  nonce of this wait call (no whitespace)
 -- ARGV[3]  n, the party count the caller expects (integer 1..100000)
@@ -15,24 +16,38 @@
 -- ARGV[5]  ttl of idle state in seconds (integer >= 1)
 -- ARGV[6]  linger of ended rounds in seconds (integer >= 1)
 -- ARGV[7]  '1' when the caller has a --once command: if its arrival
---          completes the round, the round is left open for it to run
---          (the release script passes it after); '0' otherwise
--- ARGV[8]  optional: this party's --value (1..200 bytes, no control
---          characters), appended to the round's value list
+--          completes the round, the round is left without an outcome for
+--          it to run (claim, then release, pass it after); '0' otherwise
+-- ARGV[8]  this party's --value (1..200 bytes, no control characters),
+--          appended to the round's value list; '' for none
+-- ARGV[9]  the expected ids, comma-separated (--expect); '' for none
+-- ARGV[10] the --reduce op (1..20 bytes: a word); '' for none
 --
 -- Returns one of
 --   {'wait', gen, count, n, index, dup}  arrived; block on the out list
 --   {'done', gen, count, n, index, dup}  this arrival completed the round
 --                                        ('ok' pushed)
 --   {'run', gen, count, n, index, dup}   this arrival completed the round
---                                        and must run its --once command,
---                                        then call release (or abandon)
+--                                        and must run its --once command:
+--                                        claim, run, then release (or
+--                                        abandon)
 --   {'badn', open_n}                     the open round was fixed at
 --                                        another n; nothing was written
+--   {'badexpect', open_expect}           the open round was fixed with
+--                                        another --expect list ('' none),
+--                                        or this id is not on it; nothing
+--                                        was written
+--   {'badreduce', open_reduce}           the open round was fixed with
+--                                        another --reduce op ('' none);
+--                                        nothing was written
+-- n, --expect and --reduce are the round's terms, fixed by its first
+-- arrival: a party that disagrees never counts, so an intruder never passes
+-- with the others.
 -- index is the arrival's place in its round (0 first); dup is 1 when the
 -- id was already in the round under another nonce (a restarted party, or
 -- two processes sharing an id: it still counts once).
--- A bad argument is an error reply, and nothing is written.
+-- A bad argument, or a key of the wrong type, is an error reply, and
+-- nothing is written.
 -- A retried call with the same (id, nonce) gets its first answer back: the
 -- same gen, count and index, 'done'/'run' if that arrival completed the
 -- round, else 'wait' (on that gen, whose out list may already hold the
@@ -40,11 +55,17 @@
 -- to a later round, never runs a --once command twice, and the party that
 -- completed a round still knows it did. The nonces hash keeps
 -- '<nonce> <gen> <count>' per id.
+--
+-- A barrier hash that is gone while keys of its rounds remain (deleted by
+-- hand, or expired apart) does not restart at round 1, where an old
+-- round's members would count for a newcomer: the next round is numbered
+-- from the server's clock instead, past any counted generation.
 
 --- @include "includes/args.lua"
 --- @include "includes/time.lua"
 --- @include "includes/keys.lua"
 --- @include "includes/round.lua"
+--- @include "includes/types.lua"
 
 local base, nonces = KEYS[1], KEYS[2]
 if nonces ~= base .. ':nonce' then
@@ -60,10 +81,24 @@ local once = ARGV[7]
 if once ~= '0' and once ~= '1' then bad_arg(7, 'once') end
 once = once == '1'
 local value = ARGV[8]
-if value ~= nil and (#value == 0 or #value > 200 or
-                     string.find(value, '[%z\1-\31\127]')) then
+if type(value) ~= 'string' or #value > 200 or
+   string.find(value, '[%z\1-\31\127]') then
   bad_arg(8, 'value')
 end
+if value == '' then value = nil end
+local expect = ARGV[9]
+if type(expect) ~= 'string' or #expect > 100000 or
+   string.find(expect, '[%z\1-\32\127{}]') then
+  bad_arg(9, 'expected ids')
+end
+local reduce = ARGV[10]
+if type(reduce) ~= 'string' or #reduce > 20 or
+   string.find(reduce, '[^%w]') then
+  bad_arg(10, 'reduce')
+end
+if #ARGV > 10 then bad_arg(11, 'none expected') end
+want_type(base, 'hash')
+want_type(nonces, 'hash')
 local done = once and 'run' or 'done'
 
 local prev = redis.call('HGET', nonces, id)
@@ -78,15 +113,22 @@ if prev then
 end
 
 local now = now_ms()
-local state = redis.call('HMGET', base, 'gen', 'n')
+local state = redis.call('HMGET', base, 'gen', 'n', 'expect', 'reduce')
 if (state[1] and not string.match(state[1], '^%d+$')) or
    (state[2] and not string.match(state[2], '^%d+$')) then
   error({err = 'ERR damaged barrier state in ' .. base ..
                ' (a reset repairs it)'})
 end
 local gen = tonumber(state[1] or '1')
+if not state[1] and
+   (redis.call('TYPE', round_key(base, 1, 'in'))['ok'] ~= 'none' or
+    redis.call('TYPE', round_key(base, 1, 'out'))['ok'] ~= 'none') then
+  gen = now
+end
 local open_n = state[2]
 local inkey, outkey = round_key(base, gen, 'in'), round_key(base, gen, 'out')
+want_type(inkey, 'zset')
+want_type(outkey, 'list')
 
 -- A round whose member let its lease run out is dead: nobody will complete
 -- it. Break it for anyone still blocked on it, then join a fresh round.
@@ -104,6 +146,16 @@ end
 
 if open_n and tonumber(open_n) ~= n then
   return {'badn', tonumber(open_n)}
+end
+if open_n and (state[3] or '') ~= expect then
+  return {'badexpect', state[3] or ''}
+end
+if open_n and (state[4] or '') ~= reduce then
+  return {'badreduce', state[4] or ''}
+end
+if expect ~= '' and
+   not string.find(',' .. expect .. ',', ',' .. id .. ',', 1, true) then
+  return {'badexpect', expect}
 end
 
 local keep = open_expiry(ttl, lease)
@@ -129,7 +181,7 @@ if count >= n then
   -- The round is complete. Only here (or in release, for the party this
   -- sets as runner) does a round pass.
   redis.call('HSET', base, 'gen', gen + 1)
-  redis.call('HDEL', base, 'n')
+  redis.call('HDEL', base, 'n', 'expect', 'reduce')
   redis.call('EXPIRE', base, ttl)
   if once then
     local runkey = round_key(base, gen, 'run')
@@ -146,6 +198,8 @@ end
 -- same round find them set, and the waiters' heartbeats keep them alive.
 if count == 1 then
   redis.call('HSET', base, 'gen', gen, 'n', n)
+  if expect ~= '' then redis.call('HSET', base, 'expect', expect) end
+  if reduce ~= '' then redis.call('HSET', base, 'reduce', reduce) end
   redis.call('EXPIRE', base, keep)
   redis.call('EXPIRE', inkey, keep)
 end

@@ -5,10 +5,10 @@
 -- Atomic because "is there an outcome?", "is anyone dead?" and "break it"
 -- must not interleave with an arrival completing the same round.
 --
--- KEYS[1]  barrier base key, rb:{NAME}
--- KEYS[2]  the round's members, rb:{NAME}:<gen>:in
--- KEYS[3]  the round's outcome, rb:{NAME}:<gen>:out
--- KEYS[4]  the barrier's nonce hash, rb:{NAME}:nonce
+-- KEYS[1]  barrier base key, rb:b:{NAME}
+-- KEYS[2]  the round's members, rb:b:{NAME}:<gen>:in
+-- KEYS[3]  the round's outcome, rb:b:{NAME}:<gen>:out
+-- KEYS[4]  the barrier's nonce hash, rb:b:{NAME}:nonce
 -- ARGV[1]  gen, the round this party is waiting in (integer >= 1)
 -- ARGV[2]  party id
 -- ARGV[3]  lease in milliseconds (integer >= 1)
@@ -25,13 +25,21 @@
 --                          0 once the round is complete
 --   {'lost'}               this party's entry in the round is gone: the
 --                          state was lost (Redis restarted empty, or the
---                          keys were deleted or expired)
--- A bad argument is an error reply, and nothing is written.
+--                          keys were deleted or expired); the round, if the
+--                          barrier still holds it open, is broken for
+--                          whoever is left in it ('broken state of round G lost: ID is no
+--                          longer in it'), so no late party passes on it
+-- A round whose barrier hash is gone (deleted by hand, or deleted and
+-- recreated by a later arrival) is broken with 'broken barrier state
+-- deleted': nobody can pass on a round the barrier no longer knows.
+-- A bad argument, or a key of the wrong type, is an error reply, and
+-- nothing is written.
 
 --- @include "includes/args.lua"
 --- @include "includes/time.lua"
 --- @include "includes/keys.lua"
 --- @include "includes/round.lua"
+--- @include "includes/types.lua"
 
 local base, inkey, outkey, nonces = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local gen = int_arg(1, 'gen', 1, 1e15)
@@ -46,13 +54,35 @@ if nonces ~= base .. ':nonce' then
   error({err = 'ERR KEYS[4] must be the barrier\'s nonce key'})
 end
 
+want_type(base, 'hash')
+want_type(inkey, 'zset')
+want_type(outkey, 'list')
+want_type(nonces, 'hash')
+
 -- This party's entry first: a round it is not in is not its round, even
 -- when an outcome is there (a server that restarted empty can reach the
 -- same gen number again with other parties).
-if not redis.call('ZSCORE', inkey, id) then return {'lost'} end
-
 local out = redis.call('LINDEX', outkey, 0)
+if not redis.call('ZSCORE', inkey, id) then
+  -- Only a round the barrier still holds open is broken: on a server
+  -- that restarted empty nothing is recreated.
+  if not out and tonumber(redis.call('HGET', base, 'gen') or '0') == gen then
+    break_round(base, gen, inkey, outkey, 'state of round ' .. gen ..
+                ' lost: ' .. id .. ' is no longer in it', linger)
+  end
+  return {'lost'}
+end
 if out then return {'out', out} end
+-- Every step that moves the barrier past a round pushes its outcome first,
+-- or (a --once round) records its runner: a round the barrier no longer
+-- holds, with neither, had its barrier hash deleted (maybe recreated since
+-- by a newcomer's arrival, in a round of its own).
+local open_gen = redis.call('HGET', base, 'gen')
+if not open_gen or (tonumber(open_gen) ~= gen and
+   redis.call('TYPE', round_key(base, gen, 'run'))['ok'] == 'none') then
+  return {'out', break_round(base, gen, inkey, outkey,
+                             'barrier state deleted', linger)}
+end
 
 local now = now_ms()
 redis.call('ZADD', inkey, 'XX', now + lease, id)

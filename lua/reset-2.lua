@@ -6,13 +6,18 @@
 --
 -- Atomic so that no arrival can complete the round while it is being broken.
 --
--- KEYS[1]  barrier base key, rb:{NAME}
--- KEYS[2]  the barrier's nonce hash, rb:{NAME}:nonce
+-- KEYS[1]  barrier base key, rb:b:{NAME}
+-- KEYS[2]  the barrier's nonce hash, rb:b:{NAME}:nonce
 -- ARGV[1]  linger of ended rounds in seconds (integer >= 1)
 -- ARGV[2]  ttl of idle state in seconds (integer >= 1)
 --
+-- A round whose --once command runs (its arrivals are complete, so the
+-- barrier's gen is already past it, but it has no outcome) is broken too:
+-- the runner's heartbeat stops the command, and nobody passes.
+--
 -- Returns {gen, members, removed...}: the generation that was broken, how
--- many parties were in it (0 and 0 when the barrier was idle or unknown),
+-- many parties were in it (0 and 0 when the barrier was idle or unknown;
+-- a --once round broken is reported when the open round was empty),
 -- then the names of the keys (or 'KEY gen' for a hash field) removed as
 -- damaged. After a damaged base key the barrier goes on at a generation
 -- taken from the server's clock, so that no old round's keys (which
@@ -59,6 +64,7 @@ end
 gen = tonumber(gen or '0')
 
 local members = 0
+local res_gen
 if gen > 0 then
   local inkey = round_key(base, gen, 'in')
   local outkey = round_key(base, gen, 'out')
@@ -68,18 +74,31 @@ if gen > 0 then
   repair(round_key(base, gen, 'run'), 'string')
   if gen > 1 then repair(round_key(base, gen - 1, 'out'), 'list') end
   members = redis.call('ZCARD', inkey)
+  if gen > 1 and
+     redis.call('TYPE', round_key(base, gen - 1, 'run'))['ok'] ~= 'none' then
+    local pin = round_key(base, gen - 1, 'in')
+    local pout = round_key(base, gen - 1, 'out')
+    repair(pin, 'zset')
+    if not redis.call('LINDEX', pout, 0) then
+      break_round(base, gen - 1, pin, pout, 'reset', linger)
+      if members == 0 then
+        members = redis.call('ZCARD', pin)
+        res_gen = gen - 1
+      end
+    end
+  end
   if not redis.call('LINDEX', outkey, 0) then
     break_round(base, gen, inkey, outkey, 'reset', linger)
   else
     redis.call('EXPIRE', inkey, linger)
     redis.call('HSET', base, 'gen', gen + 1)
-    redis.call('HDEL', base, 'n')
+    redis.call('HDEL', base, 'n', 'expect', 'reduce')
   end
   redis.call('EXPIRE', base, ttl)
 elseif fresh then
   redis.call('HSET', base, 'gen', now_ms())
   redis.call('EXPIRE', base, ttl)
 end
-local res = {gen, members}
+local res = {res_gen or gen, members}
 for _, k in ipairs(removed) do res[#res + 1] = k end
 return res

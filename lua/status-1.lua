@@ -4,11 +4,12 @@
 -- A script so the generation, its members and the last outcome are read at
 -- one instant (no round can end between the reads).
 --
--- KEYS[1]  barrier base key, rb:{NAME}
+-- KEYS[1]  barrier base key, rb:b:{NAME}
 -- ARGV     none
 --
 -- Returns {gen, n, now_ms, last_outcome, id1, deadline1, id2, deadline2, ...}
---   gen           the open generation (0 if the barrier was never used)
+--   gen           the open generation (0 if the barrier was never used,
+--                 or its state expired)
 --   n             the open round's party count (0 if nobody is in it)
 --   now_ms        Redis TIME in milliseconds, to turn deadlines into leases
 --   last_outcome  the previous round's outcome, '' if none is kept
@@ -16,8 +17,10 @@
 
 --- @include "includes/time.lua"
 --- @include "includes/keys.lua"
+--- @include "includes/types.lua"
 
 local base = KEYS[1]
+want_type(base, 'hash')
 local gen = tonumber(redis.call('HGET', base, 'gen') or '0') or 0
 local n = tonumber(redis.call('HGET', base, 'n') or '0') or 0
 local now = now_ms()

@@ -4,9 +4,9 @@
 -- Atomic so that no update is lost (the seed's read-add-write could lose
 -- one) and so that a retried call can find the answer of its first try.
 --
--- KEYS[1]  the global value, rb:{param:NAME}
--- KEYS[2]  the worker's local copy, rb:{param:NAME}:local:<worker>
--- KEYS[3]  the worker's last train call, rb:{param:NAME}:local:<worker>:train
+-- KEYS[1]  the global value, rb:p:{NAME}
+-- KEYS[2]  the worker's local copy, rb:p:{NAME}:local:<worker>
+-- KEYS[3]  the worker's last train call, rb:p:{NAME}:local:<worker>:train
 --          (a JSON array [nonce, local, global]); all three share one tag
 -- ARGV[1]  increment, a decimal number as text (includes/number.lua)
 -- ARGV[2]  '1' when the increment has a fraction, else '0' (must agree)
@@ -25,12 +25,16 @@
 
 --- @include "includes/args.lua"
 --- @include "includes/number.lua"
+--- @include "includes/types.lua"
 
 local by, by_frac = dec_arg(1, 'increment')
 if ARGV[2] ~= (by_frac and '1' or '0') then bad_arg(2, 'float flag') end
 local nonce = word_arg(3, 'nonce', false)
 local ttl = int_arg(4, 'ttl', 1, 1e9)
 
+want_type(KEYS[1], 'string')
+want_type(KEYS[2], 'string')
+want_type(KEYS[3], 'string')
 local last = redis.call('GET', KEYS[3])
 if last then
   local ok, rec = pcall(cjson.decode, last)

@@ -55,9 +55,9 @@ wait_until() {
 # lua/includes/keys.lua build it; default prefix): bkey NAME is a barrier's
 # hash, rkey NAME GEN in|out|val|run a round's key, pkey PARAM a
 # parameter's global value.
-bkey() { echo "rb:{$1}"; }
-rkey() { echo "rb:{$1}:$2:$3"; }
-pkey() { echo "rb:{param:$1}"; }
+bkey() { echo "rb:b:{$1}"; }
+rkey() { echo "rb:b:{$1}:$2:$3"; }
+pkey() { echo "rb:p:{$1}"; }
 
 # arrived NAME: parties in the open round of barrier NAME (shared server).
 arrived() {

@@ -282,32 +282,46 @@ typedef struct rb_once_ops {
     void (*kill)(void *payload);
 } rb_once_ops;
 
+/* Options of rb_barrier_wait. Start from RB_WAIT_OPTS_INIT, which sets
+ * version (fields are only ever added, at the end, and a zero field keeps
+ * its old meaning); a call given a version it does not know refuses it with
+ * RB_EINVAL. All times are milliseconds. */
+#define RB_WAIT_OPTS_VERSION 1
+
 typedef struct rb_wait_opts {
+    unsigned int version; /* RB_WAIT_OPTS_VERSION */
     const char *prefix;   /* key prefix; NULL: "rb" */
     const char *name;     /* barrier name (rb_check_name) */
     long n;               /* parties per round, 1..RB_N_MAX */
     const char *id;       /* this party's id (rb_check_id) */
-    double timeout_s;     /* <= 0: no timeout */
-    double lease_s;       /* 0: 10 */
-    long ttl_s;           /* 0: 86400 */
+    long long timeout_ms; /* <= 0: no timeout */
+    long long lease_ms;   /* 0: 10000; at least 30 */
+    long long ttl_ms;     /* idle state's lifetime, whole seconds are kept
+                             (rounded up); 0: one day */
     rb_progress_fn progress;  /* called after each look at the round (about
                                  once per progress_ms); may be NULL */
     void *payload;
-    long progress_ms;     /* how often progress is called; 0: each slice
-                             (a third of the lease) */
+    long long progress_ms;    /* how often progress is called; 0: each slice
+                                 (a third of the lease) */
     const rb_once_ops *once;  /* when this party's arrival completes the
                                  round, run a command before anyone is
                                  released; NULL: none */
     void *once_payload;
     const char *value;    /* appended to the round's value list (1..200
                              bytes, no control characters); NULL: none */
-    const char *expect;   /* the expected ids, comma-separated: messages
-                             name the missing ones; NULL: none */
+    const char *expect;   /* the expected ids, comma-separated; fixed by
+                             the round's first arrival, as n is: a party
+                             with another list (or none against one) is
+                             refused with RB_EINVAL; NULL: none */
+    const char *reduce;   /* the round's reduction of the values (a word,
+                             e.g. "sum"); fixed by the round's first
+                             arrival, a party with another is refused with
+                             RB_EINVAL; NULL: none */
 } rb_wait_opts;
 
 #define RB_N_MAX 100000
-/* Every field's default is zero; a field added later is zero here too. */
-#define RB_WAIT_OPTS_INIT { .prefix = NULL }
+/* Every other field's default is zero; a field added later is zero too. */
+#define RB_WAIT_OPTS_INIT { .version = RB_WAIT_OPTS_VERSION }
 
 typedef struct rb_wait_result {
     long long gen;        /* the round this party was in */
@@ -317,59 +331,75 @@ typedef struct rb_wait_result {
     long index;           /* place of this arrival in its round, 0 first */
     int duplicate;        /* 1: the id was already waiting in the round */
     int ran_once;         /* 1: this party ran the --once command ... */
-    int once_status;      /* ... which ended with this status */
+    int once_status;      /* ... which ended with this status (0 when it
+                             was stopped because the round broke) */
     long long waited_ms;
     char **values;        /* opts.value: the round's values in arrival
                              order, once it passed (rb_wait_result_clear) */
     size_t values_count;
 } rb_wait_result;
 
-/* Arrive at the barrier and block until the round ends.
+/* Arrive at the barrier and block until the round ends. A round that is
+ * reset, broken by another party, or whose state is deleted or lost never
+ * passes; a --once command starts only in a round without an outcome, and
+ * is stopped (once_ops->kill) when the round breaks while it runs. An
+ * arrival whose own call failed is withdrawn (its round broken) so that it
+ * counts for nobody.
  * @param[out] out  may be NULL; else release with rb_wait_result_clear
  * @return RB_OK (the round passed), RB_EBROKEN (msg is the reason; with
- *         out->ran_once, this party's --once command failed with
- *         out->once_status), RB_ETIMEOUT (this party's timeout; the round
- *         was broken for the others), RB_ECANCELED (likewise, on the
- *         cancel fd), RB_EINVAL (bad options, or the open round has
- *         another n: nothing written), RB_ELOST, RB_EUNREACHABLE,
- *         RB_EREDIS */
+ *         out->ran_once and out->once_status != 0, this party's --once
+ *         command failed with that status), RB_ETIMEOUT (this party's
+ *         timeout; the round was broken for the others), RB_ECANCELED
+ *         (likewise, on the cancel fd), RB_EINVAL (bad options, an unknown
+ *         opts->version, or the open round has another n, --expect list or
+ *         --reduce op: nothing written), RB_ELOST, RB_EUNREACHABLE,
+ *         RB_EREDIS (a key of the wrong type is named in msg; nothing
+ *         written) */
 int rb_barrier_wait(rb_wait_result *out, rb_conn *c, const rb_wait_opts *opts,
                     rb_error *err);
 void rb_wait_result_clear(rb_wait_result *res);
 
 typedef struct rb_member {
-    char id[RB_NAME_MAX + 1];
+    char *id;             /* owned; freed by rb_status_clear */
     long long lease_left_ms;  /* negative once expired */
 } rb_member;
 
 typedef struct rb_status {
-    long long gen;        /* open generation; 0: never used (or expired) */
+    int exists;           /* 0: the name was never used, or its state has
+                             expired (everything below is zero) */
+    long long gen;        /* open generation */
     long n;               /* 0 when nobody is in the open round */
-    char last_outcome[512];   /* "" when none is kept */
+    char *last_outcome;   /* owned; "" when none is kept */
     size_t members_count;
     rb_member *members;   /* owned; freed by rb_status_clear */
 } rb_status;
 
 /* Read a barrier's state in one consistent snapshot.
- * @param[out] out  release with rb_status_clear */
+ * @param[out] out  release with rb_status_clear (also after a failure)
+ * @return RB_OK, RB_EINVAL, RB_EREDIS, RB_EPROTO, RB_ENOMEM, ... */
 int rb_barrier_status(rb_status *out, rb_conn *c, const char *prefix,
                       const char *name, rb_error *err);
+/* Free what st owns and zero it; st may be NULL. */
 void rb_status_clear(rb_status *st);
 
 typedef struct rb_reset_result {
     long long gen;        /* the generation broken (0: nothing was open) */
     long members;         /* parties that were in it */
-    char removed[1024];   /* keys (or "KEY field") of the wrong type or
-                             content that were deleted as damaged,
-                             comma-separated; "" when none */
+    char **removed;       /* owned: keys (or "KEY field") of the wrong type
+                             or content deleted as damaged */
+    size_t removed_count;
 } rb_reset_result;
 
-/* Break the open round with "broken reset" and forget its n; delete any
- * key of the barrier that holds the wrong type of value, so that the
- * barrier is usable again whatever happened to it.
- * @param[out] out  may be NULL */
+/* Break the open round (and a round whose --once command runs) with
+ * "broken reset" and forget its n; delete any key of the barrier that
+ * holds the wrong type of value, so that the barrier is usable again
+ * whatever happened to it.
+ * @param[out] out  may be NULL; else release with rb_reset_result_clear
+ * @param ttl_ms    idle state's lifetime; 0: one day */
 int rb_barrier_reset(rb_reset_result *out, rb_conn *c, const char *prefix,
-                     const char *name, long ttl_s, rb_error *err);
+                     const char *name, long long ttl_ms, rb_error *err);
+/* Free what res owns and zero it; res may be NULL. */
+void rb_reset_result_clear(rb_reset_result *res);
 
 /* ---- parameters (the seed's global and local values) -------------------- */
 
@@ -383,11 +413,14 @@ int rb_check_number(int *is_float, const char *text, const char *what,
 
 /* Values come back whole, of any length, in memory the caller frees with
  * free(): a value is never cut to fit a buffer. A value holding a NUL byte
- * (stored by another client) is refused with RB_EPROTO. */
+ * (stored by another client) is refused with RB_EPROTO. ttl_ms is the
+ * lifetime of what a call writes (whole seconds kept, rounded up); 0: one
+ * day. A key of the wrong type is refused with RB_EREDIS naming it, and
+ * nothing is written. */
 
 /* local copy := global; *out is the value copied ("0" when never set). */
 int rb_param_sync(char **out, rb_conn *c, const char *prefix,
-                  const char *param, const char *worker, long ttl_s,
+                  const char *param, const char *worker, long long ttl_ms,
                   rb_error *err);
 
 /* global += by, exactly once even when retried after a lost reply; returns
@@ -397,13 +430,13 @@ int rb_param_sync(char **out, rb_conn *c, const char *prefix,
  * only when the step or the value has a fraction. */
 int rb_param_train(char **local_out, char **global_out, rb_conn *c,
                    const char *prefix, const char *param, const char *worker,
-                   const char *by, long ttl_s, rb_error *err);
+                   const char *by, long long ttl_ms, rb_error *err);
 
 /* The global value ("0" when never set). */
 int rb_param_get(char **out, rb_conn *c, const char *prefix,
                  const char *param, rb_error *err);
 int rb_param_set(rb_conn *c, const char *prefix, const char *param,
-                 const char *value, long ttl_s, rb_error *err);
+                 const char *value, long long ttl_ms, rb_error *err);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,5 @@
--- A round's keys, derived from the barrier's base key rb:{NAME} exactly as
--- lib/rb_keys.c derives them: rb:{NAME}:<gen>:in and rb:{NAME}:<gen>:out.
+-- A round's keys, derived from the barrier's base key rb:b:{NAME} exactly
+-- as lib/rb_keys.c derives them: rb:b:{NAME}:<gen>:in, :out, :val, :run.
 -- They share the base key's {NAME} hash tag, so one cluster slot.
 local function round_key(base, gen, part)
   return base .. ':' .. gen .. ':' .. part

@@ -27,7 +27,7 @@ local function break_round(base, gen, inkey, outkey, reason, linger)
   linger_round(base, gen, inkey, outkey, linger)
   if tonumber(redis.call('HGET', base, 'gen') or '0') == gen then
     redis.call('HSET', base, 'gen', gen + 1)
-    redis.call('HDEL', base, 'n')
+    redis.call('HDEL', base, 'n', 'expect', 'reduce')
   end
   return outcome
 end

@@ -19,7 +19,7 @@ declare -A owner_of name_on
 names=()
 for i in $(seq 1 60); do
     n=$(fresh c$i)
-    o=$(cluster_owner "rb:{$n}")
+    o=$(cluster_owner "rb:b:{$n}")
     [ -n "$o" ] && [ -z "${name_on[$o]:-}" ] || continue
     name_on[$o]=$n owner_of[$n]=$o names+=("$n")
     [ ${#names[@]} -eq 3 ] && break
@@ -35,7 +35,7 @@ for n in "${names[@]}"; do
     expect_eq "$n (on :${owner_of[$n]}): 4 parties pass 10 rounds" "0 0 0 0" \
         "$(code_of "$n.p1") $(code_of "$n.p2") $(code_of "$n.p3") $(code_of "$n.p4")"
     expect_eq "... its state is on its master: 10 rounds ended" 11 \
-        "$(redis-cli -p "${owner_of[$n]}" HGET "rb:{$n}" gen)"
+        "$(redis-cli -p "${owner_of[$n]}" HGET "rb:b:{$n}" gen)"
 done
 
 # 2. demo and the parameter commands through one node's URL.
@@ -57,9 +57,9 @@ for q in "${CLUSTER_PORTS[@]}"; do [ "$q" != "$src" ] && { dst=$q; break; }; don
 for p in 1 2 3; do
     spawn "$n.m$p" $RBARRIER wait --name "$n" --n 4 --id "m$p" --timeout 60 --lease 6 --url "$url"
 done
-wait_until 20 test "$(c ZCARD "rb:{$n}:11:in")" = 3
-expect_eq "3 of 4 parties wait on :$src" 3 "$(redis-cli -p "$src" ZCARD "rb:{$n}:11:in")"
-slot=$(c CLUSTER KEYSLOT "rb:{$n}")
+wait_until 20 test "$(c ZCARD "rb:b:{$n}:11:in")" = 3
+expect_eq "3 of 4 parties wait on :$src" 3 "$(redis-cli -p "$src" ZCARD "rb:b:{$n}:11:in")"
+slot=$(c CLUSTER KEYSLOT "rb:b:{$n}")
 src_id=$(redis-cli -p "$src" CLUSTER MYID) dst_id=$(redis-cli -p "$dst" CLUSTER MYID)
 redis-cli -p "$dst" CLUSTER SETSLOT "$slot" IMPORTING "$src_id" >/dev/null
 redis-cli -p "$src" CLUSTER SETSLOT "$slot" MIGRATING "$dst_id" >/dev/null
@@ -74,8 +74,8 @@ check "a waiter's call answered ASK went to :$dst with ASKING" asked
 for q in "${CLUSTER_PORTS[@]}"; do
     redis-cli -p "$q" CLUSTER SETSLOT "$slot" NODE "$dst_id" >/dev/null
 done
-wait_until 10 test "$(cluster_owner "rb:{$n}")" = "$dst"
-expect_eq "the slot is now served by :$dst" "$dst" "$(cluster_owner "rb:{$n}")"
+wait_until 10 test "$(cluster_owner "rb:b:{$n}")" = "$dst"
+expect_eq "the slot is now served by :$dst" "$dst" "$(cluster_owner "rb:b:{$n}")"
 for p in 1 2 3; do
     expect_eq "m$p still waits after the move" running "$(code_of "$n.m$p")"
 done
@@ -90,7 +90,7 @@ done
 for p in 1 2 3 4; do await "$n.n$p" 40; done
 expect_eq "a later round passes" "0 0 0 0" \
     "$(code_of "$n.n1") $(code_of "$n.n2") $(code_of "$n.n3") $(code_of "$n.n4")"
-expect_eq "... on the new owner" 13 "$(redis-cli -p "$dst" HGET "rb:{$n}" gen)"
+expect_eq "... on the new owner" 13 "$(redis-cli -p "$dst" HGET "rb:b:{$n}" gen)"
 expect_eq "... and nothing of it on the old one" 0 \
     "$(redis-cli -p "$src" CLUSTER COUNTKEYSINSLOT "$slot")"
 

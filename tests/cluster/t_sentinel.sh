@@ -35,8 +35,8 @@ _failed_over() {
 for p in 1 2 3; do
     spawn "$n.p$p" $RBARRIER wait --name "$n" --n 4 --id "p$p" --replicas 1 --timeout 60 --url "$url"
 done
-wait_until 20 test "$(redis-cli -p "$(sentinel_master mymaster)" ZCARD "rb:{$n}:2:in")" = 3
-expect_eq "3 of 4 parties wait" 3 "$(redis-cli -p "$(sentinel_master mymaster)" ZCARD "rb:{$n}:2:in")"
+wait_until 20 test "$(redis-cli -p "$(sentinel_master mymaster)" ZCARD "rb:b:{$n}:2:in")" = 3
+expect_eq "3 of 4 parties wait" 3 "$(redis-cli -p "$(sentinel_master mymaster)" ZCARD "rb:b:{$n}:2:in")"
 t0=$(now_ms)
 failover
 check "SENTINEL FAILOVER: a new master ($(since "$t0") ms)" _failed_over "$FAILOVER_FROM"
@@ -65,7 +65,7 @@ p=$(fresh param)
 for w in 1 2 3; do
     spawn "$p.w$w" bash -c "for i in \$(seq 150); do $RBARRIER train --param '$p' --worker w$w --replicas 1 --url '$url' || exit \$?; done"
 done
-_trained() { [ "$(redis-cli -p "$(sentinel_master mymaster)" GET "rb:{param:$p}" 2>/dev/null || echo 0)" -ge "$1" ] 2>/dev/null; }
+_trained() { [ "$(redis-cli -p "$(sentinel_master mymaster)" GET "rb:p:{$p}" 2>/dev/null || echo 0)" -ge "$1" ] 2>/dev/null; }
 wait_until 60 _trained 100
 failover
 check "a failover while they train" _failed_over "$FAILOVER_FROM"

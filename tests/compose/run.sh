@@ -298,9 +298,9 @@ fi
 rc=$(cname "$p" redis)
 arrived_in() {  # the parties in the open round of barrier "compose"
     local gen
-    gen=$(podman exec "$rc" redis-cli HGET 'rb:{compose}' gen 2>/dev/null)
+    gen=$(podman exec "$rc" redis-cli HGET 'rb:b:{compose}' gen 2>/dev/null)
     [ -n "$gen" ] || { echo 0; return; }
-    podman exec "$rc" redis-cli ZCARD "rb:{compose}:$gen:in" 2>/dev/null
+    podman exec "$rc" redis-cli ZCARD "rb:b:{compose}:$gen:in" 2>/dev/null
 }
 three_in() { [ "$(arrived_in)" = 3 ]; }
 if wait_until 60 three_in; then

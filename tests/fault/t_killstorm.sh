@@ -55,7 +55,7 @@ storm() {
                        awk -v n="$workers" '$1 != n * (NR - 1) { b++ } END { print b + 0 }')))
     done
     expect_eq "$what: each line's local value is $workers x its iteration" 0 "$bad"
-    redis-cli -s "$REDIS_SOCK" --scan --pattern "rb:{$run}:*:out" > "$RB_TEST_TMP/$run.outs"
+    redis-cli -s "$REDIS_SOCK" --scan --pattern "rb:b:{$run}:*:out" > "$RB_TEST_TMP/$run.outs"
     expect_eq "$what: 2 x $iters rounds, each with one outcome" $((2 * iters)) \
         "$(wc -l < "$RB_TEST_TMP/$run.outs")"
     expect_eq "$what: every outcome is ok" "" \

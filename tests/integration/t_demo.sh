@@ -74,7 +74,7 @@ expect_eq "train --by abc: one line on stderr" 1 "$(printf '%s\n' "$err" | wc -l
 expect_match "train --by abc: says why" "^rbarrier: .*--by 'abc'" "$err"
 expect_eq "train --by abc: nothing sent to Redis" "$before" "$after"
 expect_eq "train --by abc: no key of the param" 0 \
-    "$(rcli EXISTS "rb:{param:$p}" "rb:{param:$p}:local:w0")"
+    "$(rcli EXISTS "rb:p:{$p}" "rb:p:{$p}:local:w0")"
 before=$(cmdstats)
 err=$(rb set --param "$p" --value abc 2>&1 >/dev/null)
 code=$?
@@ -102,7 +102,7 @@ expect_eq "train --json --by 0.5" "{\"param\":\"$p\",\"id\":\"w1\",\"local\":41,
 #    another client used to print as 63 bytes, exit 0).
 p=$(fresh long)
 long=$(head -c 301 /dev/zero | tr '\0' 'v')
-rcli SET "rb:{param:$p}" "$long" > /dev/null
+rcli SET "rb:p:{$p}" "$long" > /dev/null
 expect_eq "get of a 301-byte value prints all of it" "$long" "$(rb get --param "$p")"
 expect_eq "sync of it copies all of it" "$long" "$(rb sync --param "$p" --worker w0)"
 expect_eq "get --json of it holds all of it" "{\"param\":\"$p\",\"value\":\"$long\",\"outcome\":\"ok\",\"exit\":0}" \

@@ -9,7 +9,7 @@ conns() { rcli INFO stats | tr -d '\r' | sed -n 's/^total_connections_received:/
 name=$(fresh max)
 rb wait --name "$name" --n 1 --timeout 365d --lease 1d --ttl 365d
 expect_eq "wait with --timeout 365d --lease 1d --ttl 365d passes" 0 $?
-ttl=$(rcli PTTL "rb:{$name}")
+ttl=$(rcli PTTL "rb:b:{$name}")
 check "the barrier's expiry is the 365d ttl, no overflow ($ttl ms)" \
     test "$ttl" -gt 31535000000 -a "$ttl" -le 31536000000
 

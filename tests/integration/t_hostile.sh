@@ -13,7 +13,7 @@ ABANDON=$(sha_of abandon-3.lua)
 RELEASE=$(sha_of release-3.lua)
 RESET=$(sha_of reset-2.lua)
 
-keys_of() { rcli --scan --pattern "rb:{$1}*" | sort | tr '\n' ' '; }
+keys_of() { rcli --scan --pattern "rb:b:{$1}*" | sort | tr '\n' ' '; }
 
 # refused WHAT NAME SCRIPT-ARGS...: an error reply, and no key of barrier
 # NAME changed (the key set and each key's dump are the same after).
@@ -48,18 +48,18 @@ b="$(bkey "$name")"
 #    leave a phantom member and let a lone party pass).
 for bad in "n=abc:abc" "n=empty:" "n=0:0" "n=-1:-1" "n=2 :2 " "n=1e3:1e3" \
            "n=0x3:0x3" "n=100001:100001"; do
-    refused "arrive with ${bad%%:*}" "$name" EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" evil nonce1 "${bad#*:}" 10000 60 60 0
+    refused "arrive with ${bad%%:*}" "$name" EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" evil nonce1 "${bad#*:}" 10000 60 60 0 '' '' ''
 done
-refused "arrive with lease abc"   "$name" EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" evil nonce1 2 abc 60 60 0
-refused "arrive with ttl 0"       "$name" EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" evil nonce1 2 1000 0 60 0
-refused "arrive with linger -5"   "$name" EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" evil nonce1 2 1000 60 -5 0
-refused "arrive with an empty id" "$name" EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" "" nonce1 2 1000 60 60 0
-refused "arrive with id 'a b'"    "$name" EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" "a b" nonce1 2 1000 60 60 0
-refused "arrive with id 'a,b'"    "$name" EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" "a,b" nonce1 2 1000 60 60 0
-refused "arrive with once=yes"    "$name" EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" evil nonce1 2 1000 60 60 yes
+refused "arrive with lease abc"   "$name" EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" evil nonce1 2 abc 60 60 0 '' '' ''
+refused "arrive with ttl 0"       "$name" EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" evil nonce1 2 1000 0 60 0 '' '' ''
+refused "arrive with linger -5"   "$name" EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" evil nonce1 2 1000 60 -5 0 '' '' ''
+refused "arrive with an empty id" "$name" EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" "" nonce1 2 1000 60 60 0 '' '' ''
+refused "arrive with id 'a b'"    "$name" EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" "a b" nonce1 2 1000 60 60 0 '' '' ''
+refused "arrive with id 'a,b'"    "$name" EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" "a,b" nonce1 2 1000 60 60 0 '' '' ''
+refused "arrive with once=yes"    "$name" EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" evil nonce1 2 1000 60 60 yes '' '' ''
 refused "arrive without ARGV[7]"  "$name" EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" evil nonce1 2 1000 60 60
 refused "arrive with a value holding a newline" "$name" EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" evil nonce1 2 1000 60 60 0 $'1\n2'
-refused "arrive with another key as KEYS[2]" "$name" EVALSHA "$ARRIVE" 2 "$b" "$b:other" evil nonce1 2 1000 60 60 0
+refused "arrive with another key as KEYS[2]" "$name" EVALSHA "$ARRIVE" 2 "$b" "$b:other" evil nonce1 2 1000 60 60 0 '' '' ''
 expect_eq "after the refused arrivals the barrier has no keys" "" "$(keys_of "$name")"
 check "a well-behaved round of 3 then passes only with all 3" round_passes_only_with_all "$name" 3
 
@@ -90,7 +90,8 @@ expect_eq "... and the waiting member exits 3" 3 $?
 check "a well-behaved round of 2 then passes only with both" round_passes_only_with_all "$name" 2
 refused "reset with linger abc" "$name" EVALSHA "$RESET" 2 "$b" "$b:nonce" abc 60
 
-# 3. Keys of the wrong type: every wait exits 1 saying a reset repairs it;
+# 3. Keys of the wrong type: every wait exits 1 naming the key and saying a
+#    reset repairs it, and leaves the key as it found it;
 #    reset removes them, says which, and the barrier works again.
 for victim in base in nonce out; do
     name=$(fresh wrongtype); b="$(bkey "$name")"
@@ -105,13 +106,10 @@ for victim in base in nonce out; do
     rcli DEL "$k" >/dev/null; rcli SET "$k" garbage >/dev/null
     err=$(rb wait --name "$name" --n 1 --timeout 5 2>&1)
     code=$?
-    if [ "$victim" = out ]; then
-        # An out list of the wrong type is only read when the round ends.
-        check "$victim of the wrong type: wait fails (exit $code)" test "$code" -ne 0
-    else
-        expect_eq "$victim of the wrong type: wait exits 1" 1 "$code"
-        expect_match "... and says a reset repairs it" "reset" "$err"
-    fi
+    expect_eq "$victim of the wrong type: wait exits 1" 1 "$code"
+    expect_match "... naming the key" "key $(printf '%s' "$k" | sed 's/[{}]/\\&/g') holds a string" "$err"
+    expect_match "... and says a reset repairs it" "reset" "$err"
+    expect_eq "... and the key is not overwritten" garbage "$(rcli GET "$k")"
     msg=$(rb reset --name "$name")
     expect_eq "reset of a damaged barrier ($victim) exits 0" 0 $?
     expect_match "... and names what it removed" "removed damaged state.*$(printf '%s' "$k" | sed 's/[{}]/\\&/g')" "$msg"
@@ -122,7 +120,7 @@ rcli HSET "$b" gen "1; x" n 2 >/dev/null
 err=$(rb wait --name "$name" --n 1 --timeout 5 2>&1)
 expect_eq "a non-numeric gen field: wait exits 1" 1 $?
 expect_match "... saying the state is damaged" "damaged barrier state" "$err"
-expect_match "reset names the field" "rb:\{$name\} gen" "$(rb reset --name "$name")"
+expect_match "reset names the field" "rb:b:\{$name\} gen" "$(rb reset --name "$name")"
 check "... after which a round of 2 passes" round_passes_only_with_all "$name" 2
 
 # 4. --ttl is for idle state: a round open three times longer than --ttl
@@ -148,3 +146,37 @@ ttl_in=$(rcli TTL "$b:1:in")
 check "the ended round lingers for at most --ttl (TTL $ttl_in)" test "$ttl_in" -ge 0 -a "$ttl_in" -le 1
 gone() { [ -z "$(keys_of "$1")" ]; }
 check "... then every key of the barrier vanishes" wait_until 5 gone "$name"
+
+# 5. --once at the script level: the party whose arrival completed the
+#    round must claim the run, and a claim in a round that already has an
+#    outcome (another party timed out between the arrival and the start)
+#    says so instead of letting the command start; release without a
+#    claim is refused.
+CLAIM=$(sha_of claim-3.lua)
+WITHDRAW=$(sha_of withdraw-2.lua)
+name=$(fresh claim); b="$(bkey "$name")"
+rcli EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" a n1 2 10000 60 60 0 '' '' '' >/dev/null
+expect_eq "the completing --once arrival is told to run" run \
+    "$(rcli EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" r n2 2 10000 60 60 1 '' '' '' | head -1)"
+rcli EVALSHA "$ABANDON" 3 "$b" "$b:1:in" "$b:1:out" 1 a "timed out after 1s" 60 arrivals >/dev/null
+expect_eq "a claim after another party broke the round gives the break" \
+    "out broken a timed out after 1s (2/2 arrived: a,r)" \
+    "$(rcli EVALSHA "$CLAIM" 3 "$b" "$b:1:in" "$b:1:out" 1 r 10000 60 60 | tr '\n' ' ' | sed 's/ $//')"
+name=$(fresh claim); b="$(bkey "$name")"
+rcli EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" a n1 2 10000 60 60 0 '' '' '' >/dev/null
+rcli EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" r n2 2 10000 60 60 1 '' '' '' >/dev/null
+refused "release without a claim" "$name" EVALSHA "$RELEASE" 3 "$b" "$b:1:in" "$b:1:out" 1 r 60
+refused "a claim by another party" "$name" EVALSHA "$CLAIM" 3 "$b" "$b:1:in" "$b:1:out" 1 a 10000 60 60
+expect_eq "the runner's claim" run "$(rcli EVALSHA "$CLAIM" 3 "$b" "$b:1:in" "$b:1:out" 1 r 10000 60 60)"
+expect_eq "... then its release passes the round" "out ok" \
+    "$(rcli EVALSHA "$RELEASE" 3 "$b" "$b:1:in" "$b:1:out" 1 r 60 | tr '\n' ' ' | sed 's/ $//')"
+
+# 6. withdraw: an arrival found by its nonce breaks its round; another
+#    nonce finds nothing and writes nothing.
+name=$(fresh withdraw); b="$(bkey "$name")"
+rcli EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" a n1 2 10000 60 60 0 '' '' '' >/dev/null
+expect_eq "withdraw with another nonce: none" none \
+    "$(rcli EVALSHA "$WITHDRAW" 2 "$b" "$b:nonce" a other "lost" 60)"
+expect_eq "withdraw with its nonce breaks the round" "broken broken a lost" \
+    "$(rcli EVALSHA "$WITHDRAW" 2 "$b" "$b:nonce" a n1 "lost" 60 | tr '\n' ' ' | sed 's/ $//')"
+check "... after which a round of 2 passes only with both" round_passes_only_with_all "$name" 2

@@ -90,10 +90,10 @@ schema_ok "train: bad usage"               2 error     rb train --param "$p" --j
 schema_ok "get: Redis unreachable"         4 error     rb get --param "$p" --url "$down" --json
 rb set --param "$p" --value 9223372036854775807
 schema_ok "train: overflow (Redis error)"  1 error     rb train --param "$p" --worker w --json
-rcli SET "rb:{param:$p}" $'\xff\x01"\\' >/dev/null
+rcli SET "rb:p:{$p}" $'\xff\x01"\\' >/dev/null
 schema_ok "get of a hostile value"         0 ok        rb get --param "$p" --json
-rcli DEL "rb:{param:$p}" >/dev/null
-rcli RPUSH "rb:{param:$p}" x >/dev/null
+rcli DEL "rb:p:{$p}" >/dev/null
+rcli RPUSH "rb:p:{$p}" x >/dev/null
 schema_ok "sync of a wrong type (Redis error)" 1 error rb sync --param "$p" --worker w --json
 schema_ok "get of a wrong type (Redis error)"  1 error rb get --param "$p" --json
 

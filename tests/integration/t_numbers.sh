@@ -5,7 +5,7 @@
 # only in canonical form.
 . "$RB_TESTS_DIR/lib.sh"
 
-gkey() { echo "rb:{param:$1}"; }
+gkey() { echo "rb:p:{$1}"; }
 
 # A value a double would print as 1e+14.
 p=$(fresh exact)
@@ -60,7 +60,7 @@ expect_eq "sync copies the digits as stored" 3.25 "$(rb sync --param "$p" --work
 # client comes out of --json as a string, never as invalid JSON.
 # The param's keys and their contents, not DBSIZE: other tests' ended
 # rounds expire (they linger 5 minutes) while this runs.
-param_state() { for k in $(rcli --scan --pattern "rb:{param:$1}*" | sort); do echo "$k $(rcli DUMP "$k" | od -An -tx1 | tr -d ' \n')"; done; }
+param_state() { for k in $(rcli --scan --pattern "rb:p:{$1}*" | sort); do echo "$k $(rcli DUMP "$k" | od -An -tx1 | tr -d ' \n')"; done; }
 before=$(param_state "$p")
 rb set --param "$p" --value 007 2>/dev/null
 expect_eq "set --value 007 exits 2" 2 $?

@@ -45,7 +45,7 @@ done
 codes=""
 for p in $ppid $cpids; do wait "$p"; codes="$codes$?"; done
 expect_eq "20 rounds of 2 C + 1 Python party: all exit 0" 000 "$codes"
-expect_eq "20 rounds: the barrier is at round 21" 21 "$(rcli HGET "rb:{$name}" gen)"
+expect_eq "20 rounds: the barrier is at round 21" 21 "$(rcli HGET "rb:b:{$name}" gen)"
 expect_eq "20 rounds: nothing on stderr" "" "$(cat "$RB_TEST_TMP"/py20*.err)"
 
 # 3. The Python party killed with SIGKILL while the C parties wait: they

@@ -43,7 +43,7 @@ every_subcommand() {
     spawn "$b.p1" env REDISCLI_AUTH="$pw" RBARRIER_URL="$url" \
         $RBARRIER wait --user rbarrier --name "$b" --n 2 --id p1 --timeout 30 --lease 1
     wait_arrived "$b" 1 || not_ok "$pass: the first party arrived"
-    score0=$(rcli ZSCORE "rb:{$b}:$(rcli HGET "rb:{$b}" gen):in" p1)
+    score0=$(rcli ZSCORE "rb:b:{$b}:$(rcli HGET "rb:b:{$b}" gen):in" p1)
     # A heartbeat renews the lease: the party's score moves forward.
     t=$(wait_until 10 _score_moved "$b" p1 "$score0" && echo yes)
     expect_eq "$pass: wait with --lease 1 sends heartbeats as the ACL user" yes "$t"
@@ -82,7 +82,7 @@ every_subcommand() {
 }
 _score_moved() {
     local s
-    s=$(rcli ZSCORE "rb:{$1}:$(rcli HGET "rb:{$1}" gen):in" "$2")
+    s=$(rcli ZSCORE "rb:b:{$1}:$(rcli HGET "rb:b:{$1}" gen):in" "$2")
     [ -n "$s" ] && [ "$s" != "$3" ]
 }
 

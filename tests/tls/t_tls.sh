@@ -139,7 +139,7 @@ if server_start "$sdir" tls_ping "$sport" -- "$sdir/sentinel.conf" --sentinel; t
     rb set --url "$surl" --cacert "$ca" --param "$p" --value 11 >/dev/null
     expect_eq "rediss-sentinel://: set through the sentinel's master" 0 $?
     expect_eq "rediss-sentinel://: the value is on the TLS master" 11 \
-        "$(redis-cli -s "$REDIS_SOCK" GET "rb:{param:$p}")"
+        "$(redis-cli -s "$REDIS_SOCK" GET "rb:p:{$p}")"
     rb wait --url "$surl" --cacert "$ca" --name "$(fresh tls-sent)" --n 1
     expect_eq "rediss-sentinel://: wait" 0 $?
 else

@@ -37,7 +37,7 @@ static void explain(const char *reply, int argc, const char **argv,
 
 static void test_acl_command(void **state)
 {
-    const char *argv[] = { "EVALSHA", "abc", "1", "rb:{x}", "a" };
+    const char *argv[] = { "EVALSHA", "abc", "1", "rb:b:{x}", "a" };
 
     (void)state;
     explain("NOPERM this user has no permissions to run the 'evalsha' "
@@ -53,7 +53,7 @@ static void test_acl_keys(void **state)
 {
     const char *eval[] = { "EVALSHA", "abc", "2", "jobs:{ckpt}",
                            "jobs:{ckpt}:7:in", "w0" };
-    const char *get[] = { "GET", "rb:{param:lr}" };
+    const char *get[] = { "GET", "rb:p:{lr}" };
     const char *odd[] = { "GET", "plain" };
 
     (void)state;
@@ -71,7 +71,7 @@ static void test_acl_keys(void **state)
 static void test_acl_other_errors(void **state)
 {
     rb_error err = { 0, "untouched" };
-    const char *argv[] = { "GET", "rb:{x}" };
+    const char *argv[] = { "GET", "rb:b:{x}" };
     size_t lens[] = { 3, 6 };
 
     (void)state;

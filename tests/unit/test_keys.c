@@ -60,19 +60,19 @@ static void test_barrier_keys(void **state)
     (void)state;
     assert_int_equal(rb_key__barrier(base, sizeof(base), NULL, "ckpt", &err),
                      RB_OK);
-    assert_string_equal(base, "rb:{ckpt}");
+    assert_string_equal(base, "rb:b:{ckpt}");
     assert_int_equal(rb_key__round(in, sizeof(in), base, 12, "in", &err),
                      RB_OK);
-    assert_string_equal(in, "rb:{ckpt}:12:in");
+    assert_string_equal(in, "rb:b:{ckpt}:12:in");
     assert_int_equal(rb_key__round(out, sizeof(out), base, 12, "out", &err),
                      RB_OK);
-    assert_string_equal(out, "rb:{ckpt}:12:out");
+    assert_string_equal(out, "rb:b:{ckpt}:12:out");
     assert_int_equal(rb_key__nonces(nonce, sizeof(nonce), base, &err), RB_OK);
-    assert_string_equal(nonce, "rb:{ckpt}:nonce");
+    assert_string_equal(nonce, "rb:b:{ckpt}:nonce");
     assert_true(rb_key__same_slot(keys, 4));
     assert_int_equal(rb_key__barrier(base, sizeof(base), "p", "x", &err),
                      RB_OK);
-    assert_string_equal(base, "p:{x}");
+    assert_string_equal(base, "p:b:{x}");
     assert_int_equal(rb_key__barrier(base, 8, "prefix", "long", &err),
                      RB_EINVAL);
 }
@@ -86,10 +86,39 @@ static void test_param_keys(void **state)
     (void)state;
     assert_int_equal(rb_key__param(g, l, t, RB_KEY_MAX, NULL, "global", "w0",
                                    &err), RB_OK);
-    assert_string_equal(g, "rb:{param:global}");
-    assert_string_equal(l, "rb:{param:global}:local:w0");
-    assert_string_equal(t, "rb:{param:global}:local:w0:train");
+    assert_string_equal(g, "rb:p:{global}");
+    assert_string_equal(l, "rb:p:{global}:local:w0");
+    assert_string_equal(t, "rb:p:{global}:local:w0:train");
     assert_true(rb_key__same_slot(keys, 3));
+}
+
+/* One family per kind: a barrier named like a parameter's old key never
+ * reaches the parameter's keys. */
+static void test_kinds_never_share_keys(void **state)
+{
+    char b[RB_KEY_MAX], g[RB_KEY_MAX];
+    rb_error err;
+
+    (void)state;
+    assert_int_equal(rb_key__barrier(b, sizeof(b), NULL, "param:P", &err),
+                     RB_OK);
+    assert_int_equal(rb_key__param(g, NULL, NULL, RB_KEY_MAX, NULL, "P", NULL,
+                                   &err), RB_OK);
+    assert_string_equal(b, "rb:b:{param:P}");
+    assert_string_equal(g, "rb:p:{P}");
+    assert_int_equal(rb_key__barrier(b, sizeof(b), NULL, "P", &err), RB_OK);
+    assert_string_not_equal(b, g);
+}
+
+static void test_ttl_seconds(void **state)
+{
+    (void)state;
+    assert_int_equal(rb_key__ttl_s(0), 86400);
+    assert_int_equal(rb_key__ttl_s(-5), 86400);
+    assert_int_equal(rb_key__ttl_s(1), 1);
+    assert_int_equal(rb_key__ttl_s(1000), 1);
+    assert_int_equal(rb_key__ttl_s(1001), 2);
+    assert_int_equal(rb_key__ttl_s(1000000000000000LL), 1000000000);
 }
 
 static void test_same_slot_refuses_spread(void **state)
@@ -110,6 +139,8 @@ int main(void)
         cmocka_unit_test(test_barrier_keys),
         cmocka_unit_test(test_param_keys),
         cmocka_unit_test(test_same_slot_refuses_spread),
+        cmocka_unit_test(test_kinds_never_share_keys),
+        cmocka_unit_test(test_ttl_seconds),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

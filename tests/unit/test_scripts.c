@@ -14,8 +14,8 @@
 static void test_scripts_ids_match_names(void **state)
 {
     static const char *const names[RB_SCRIPT__COUNT] = {
-        "abandon", "arrive", "heartbeat", "release", "reset", "set", "status", "sync",
-        "train",
+        "abandon", "arrive", "claim", "heartbeat", "release", "reset", "set",
+        "status", "sync", "train", "withdraw",
     };
     size_t i;
 

@@ -1,0 +1,106 @@
+#ifndef RB_BARRIER_H
+#define RB_BARRIER_H
+
+/*
+ * Private to the barrier module: rb_barrier.c (arrival and the wait loop),
+ * rb_barrier_once.c (a --once round's run) and rb_barrier_status.c
+ * (status and reset). The pure functions here are unit-tested without a
+ * server (tests/unit/test_barrier.c).
+ */
+
+#include "rb_internal.h"
+#include "rb_reply.h"
+
+#define RB_LINGER_MAX_S 300   /* ended rounds stay readable this long */
+#define RB_LEASE_DEFAULT_MS 10000
+#define RB_LEASE_MIN_MS 30
+
+typedef struct rb_waiter {
+    rb_conn *c;
+    const rb_wait_opts *o;
+    rb_wait_result *res;
+    char base[RB_KEY_MAX];
+    char nonce_key[RB_KEY_MAX];
+    char in_key[RB_KEY_MAX];
+    char out_key[RB_KEY_MAX];
+    char gen[24];
+    char lease_text[24];
+    char linger[24];
+    char ttl[24];
+    long long gen_n;
+    long n;
+    long count;               /* parties in the round at arrival */
+    long long lease_ms;
+    long long slice_ms;
+    rb_deadline party;        /* this party's --timeout (until 0: none) */
+    long long started;
+    long long progress_at;    /* when progress is next due */
+    int cut;                  /* the last slice was cut at the deadline */
+} rb_waiter;
+
+/* ---- pure parts ---- */
+
+/* Check opts (version included) before anything is sent.
+ * @return RB_OK or RB_EINVAL */
+int rb_barrier__check_opts(const rb_wait_opts *o, rb_error *err);
+
+/* The lease a party uses (0: the default; never under RB_LEASE_MIN_MS)
+ * and its wait slice: a third of the lease, shorter when progress is
+ * wanted more often. */
+long long rb_barrier__lease_ms(long long lease_ms);
+long long rb_barrier__slice_ms(long long lease_ms, int progress,
+                               long long progress_ms);
+
+/* The next blocking slice, given the party's time left (< 0: no deadline):
+ * the slice, and *last = 1 when it is the one that ends at the deadline. */
+long long rb_barrier__next_slice(long long slice_ms, long long left_ms,
+                                 int *last);
+
+/* How long ended rounds linger, in seconds, for a ttl in seconds. */
+long long rb_barrier__linger_s(long long ttl_s);
+
+/* The message for an arrival refused by the round's terms (badn,
+ * badexpect, badreduce); RB_EINVAL. */
+int rb_barrier__refused(const char *name, const rb_arrive_reply *a,
+                        const rb_wait_opts *o, rb_error *err);
+
+/* An outcome's text as a result: RB_OK for "ok", RB_EBROKEN with the
+ * reason for "broken <reason>", RB_EPROTO for anything else. */
+int rb_barrier__outcome(const char *name, const char *gen, const char *text,
+                        rb_error *err);
+
+/* What a Redis error reply says, read from its text in one place each: a
+ * key of the wrong type, damaged barrier state, a command the server does
+ * not have (BLMOVE before 6.2). */
+int rb_barrier__is_wrongtype(const rb_call *call);
+int rb_barrier__is_damaged(const rb_call *call);
+int rb_barrier__is_unknown_command(const rb_call *call);
+
+/* A Redis error of a script: a key of the wrong type (named by the
+ * script) or damaged state, said with what repairs it. */
+int rb_barrier__script_failed(const char *name, const rb_call *call, int rc,
+                              rb_error *err);
+
+/* reset's reply into res (owned strings); RB_OK, RB_EPROTO, RB_ENOMEM. */
+int rb_barrier__reset_from_reply(rb_reset_result *res, const redisReply *r);
+
+/* ---- steps shared by the wait loop and the --once run ---- */
+
+/* How each call may try. */
+rb_call rb_barrier__call_beat(const rb_waiter *w);
+rb_call rb_barrier__call_grace(const rb_waiter *w);
+
+/* Leave the round early; an outcome already there wins. code is what this
+ * party reports when it broke the round; form "arrivals" or "plain". */
+int rb_barrier__abandon(rb_waiter *w, const char *what, const char *form,
+                        int code, rb_error *err);
+int rb_barrier__timed_out(rb_waiter *w, rb_error *err);
+/* One heartbeat: 1 when the round ended (*rc says how), 0 to go on. */
+int rb_barrier__heartbeat(rb_waiter *w, int *rc, rb_error *err);
+
+/* This party completed a --once round: claim the run, run the command
+ * while heartbeating, then pass or break the round (rb_barrier_once.c). */
+int rb_barrier__run_once(rb_waiter *w, const rb_arrive_reply *a,
+                         rb_error *err);
+
+#endif

@@ -1,0 +1,376 @@
+/* The barrier module's pure parts, without a server: the replies of the
+ * protocol's scripts (built from RESP bytes by hiredis' own reader) as the
+ * module reads them, what it makes of an outcome, the words of a refused
+ * arrival, the options it refuses before sending anything, and how a wait
+ * is cut into slices. */
+#include "fmacros.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "rb_barrier.h"
+
+static redisReply *parse_n(const char *resp, size_t len)
+{
+    redisReader *rd = redisReaderCreate();
+    void *reply = NULL;
+
+    assert_non_null(rd);
+    assert_int_equal(redisReaderFeed(rd, resp, len), REDIS_OK);
+    if (redisReaderGetReply(rd, &reply) != REDIS_OK)
+        reply = NULL;
+    redisReaderFree(rd);
+    return reply;
+}
+#define parse(lit) parse_n(lit, sizeof(lit) - 1)
+
+static int noop_start(const rb_once_info *i, void *p, rb_error *e)
+{
+    (void)i; (void)p; (void)e;
+    return RB_OK;
+}
+static int noop_wait(void *p, int t, int *s)
+{
+    (void)p; (void)t; (void)s;
+    return 1;
+}
+static void noop_kill(void *p)
+{
+    (void)p;
+}
+
+static rb_wait_opts good_opts(void)
+{
+    rb_wait_opts o = RB_WAIT_OPTS_INIT;
+
+    o.name = "ckpt";
+    o.id = "w0";
+    o.n = 2;
+    return o;
+}
+
+/* ---- replies ---- */
+
+static void test_barrier_arrive_refusals_decode(void **state)
+{
+    redisReply *r;
+    rb_arrive_reply a;
+
+    (void)state;
+    r = parse("*2\r\n$9\r\nbadexpect\r\n$3\r\na,b\r\n");
+    assert_int_equal(rb_reply__arrive(r, &a), RB_OK);
+    assert_int_equal(a.kind, RB_ARRIVE_BADEXPECT);
+    assert_string_equal(a.open_text, "a,b");
+    freeReplyObject(r);
+    r = parse("*2\r\n$9\r\nbadreduce\r\n$0\r\n\r\n");
+    assert_int_equal(rb_reply__arrive(r, &a), RB_OK);
+    assert_int_equal(a.kind, RB_ARRIVE_BADREDUCE);
+    assert_string_equal(a.open_text, "");
+    freeReplyObject(r);
+    /* The open term must be text, and alone. */
+    r = parse("*2\r\n$9\r\nbadexpect\r\n:1\r\n");
+    assert_int_equal(rb_reply__arrive(r, &a), RB_EPROTO);
+    freeReplyObject(r);
+    r = parse("*3\r\n$9\r\nbadreduce\r\n$3\r\nsum\r\n$1\r\nx\r\n");
+    assert_int_equal(rb_reply__arrive(r, &a), RB_EPROTO);
+    freeReplyObject(r);
+    r = parse_n("*2\r\n$9\r\nbadexpect\r\n$3\r\na\0b\r\n", 27);
+    assert_int_equal(rb_reply__arrive(r, &a), RB_EPROTO);
+    freeReplyObject(r);
+}
+
+static void test_barrier_claim_and_withdraw_decode(void **state)
+{
+    redisReply *r;
+    rb_round_reply rr;
+
+    (void)state;
+    r = parse("*1\r\n$3\r\nrun\r\n");
+    assert_int_equal(rb_reply__round(r, &rr), RB_OK);
+    assert_int_equal(rr.kind, RB_ROUND_RUN);
+    freeReplyObject(r);
+    r = parse("*1\r\n$4\r\nnone\r\n");
+    assert_int_equal(rb_reply__round(r, &rr), RB_OK);
+    assert_int_equal(rr.kind, RB_ROUND_NONE);
+    freeReplyObject(r);
+    r = parse("*2\r\n$3\r\nrun\r\n$2\r\nok\r\n");
+    assert_int_equal(rb_reply__round(r, &rr), RB_EPROTO);
+    freeReplyObject(r);
+    r = parse("*2\r\n$3\r\nout\r\n$28\r\nbroken barrier state deleted\r\n");
+    assert_int_equal(rb_reply__round(r, &rr), RB_OK);
+    assert_int_equal(rr.kind, RB_ROUND_OUT);
+    assert_string_equal(rr.text, "broken barrier state deleted");
+    freeReplyObject(r);
+}
+
+static void test_barrier_status_owns_its_strings(void **state)
+{
+    redisReply *r;
+    rb_status st;
+
+    (void)state;
+    r = parse("*8\r\n:9\r\n:2\r\n:1000\r\n$2\r\nok\r\n"
+              "$2\r\nw0\r\n$4\r\n1500\r\n$2\r\nw1\r\n$3\r\n900\r\n");
+    assert_int_equal(rb_reply__status(r, &st), RB_OK);
+    freeReplyObject(r);   /* nothing of st may point into it */
+    assert_true(st.exists);
+    assert_int_equal(st.gen, 9);
+    assert_string_equal(st.last_outcome, "ok");
+    assert_int_equal(st.members_count, 2);
+    assert_string_equal(st.members[0].id, "w0");
+    assert_int_equal(st.members[0].lease_left_ms, 500);
+    assert_string_equal(st.members[1].id, "w1");
+    assert_int_equal(st.members[1].lease_left_ms, -100);
+    rb_status_clear(&st);
+    assert_null(st.members);
+    assert_null(st.last_outcome);
+    rb_status_clear(&st);   /* twice is harmless */
+    rb_status_clear(NULL);
+
+    /* A name never used: gen 0. */
+    r = parse("*4\r\n:0\r\n:0\r\n:1000\r\n$0\r\n\r\n");
+    assert_int_equal(rb_reply__status(r, &st), RB_OK);
+    assert_false(st.exists);
+    assert_string_equal(st.last_outcome, "");
+    rb_status_clear(&st);
+    freeReplyObject(r);
+}
+
+static void test_barrier_reset_result_owns_removed(void **state)
+{
+    redisReply *r;
+    rb_reset_result res;
+
+    (void)state;
+    r = parse("*4\r\n:7\r\n:2\r\n$13\r\nrb:b:{x}:7:in\r\n$10\r\nrb:b:{x} n\r\n");
+    assert_int_equal(rb_barrier__reset_from_reply(&res, r), RB_OK);
+    freeReplyObject(r);
+    assert_int_equal(res.gen, 7);
+    assert_int_equal(res.members, 2);
+    assert_int_equal(res.removed_count, 2);
+    assert_string_equal(res.removed[0], "rb:b:{x}:7:in");
+    assert_string_equal(res.removed[1], "rb:b:{x} n");
+    rb_reset_result_clear(&res);
+    assert_null(res.removed);
+    assert_int_equal(res.removed_count, 0);
+    rb_reset_result_clear(NULL);
+
+    r = parse("*2\r\n:0\r\n:0\r\n");
+    assert_int_equal(rb_barrier__reset_from_reply(&res, r), RB_OK);
+    assert_null(res.removed);
+    freeReplyObject(r);
+    r = parse("*3\r\n:1\r\n:0\r\n:5\r\n");
+    assert_int_equal(rb_barrier__reset_from_reply(&res, r), RB_EPROTO);
+    assert_null(res.removed);
+    freeReplyObject(r);
+}
+
+/* ---- outcomes and messages ---- */
+
+static void test_barrier_outcome(void **state)
+{
+    rb_error err;
+
+    (void)state;
+    assert_int_equal(rb_barrier__outcome("ckpt", "3", "ok", &err), RB_OK);
+    assert_int_equal(rb_barrier__outcome("ckpt", "3", "broken reset", &err),
+                     RB_EBROKEN);
+    assert_string_equal(err.msg, "ckpt: round 3 broken: reset");
+    assert_int_equal(rb_barrier__outcome("ckpt", "3", "okay", &err),
+                     RB_EPROTO);
+    assert_int_equal(rb_barrier__outcome("ckpt", "3", "broken", &err),
+                     RB_EPROTO);
+    assert_int_equal(rb_barrier__outcome("ckpt", "3", NULL, &err),
+                     RB_EPROTO);
+}
+
+static void test_barrier_refused_names_both(void **state)
+{
+    rb_wait_opts o = good_opts();
+    rb_arrive_reply a;
+    rb_error err;
+
+    (void)state;
+    memset(&a, 0, sizeof(a));
+    a.kind = RB_ARRIVE_BADN;
+    a.open_n = 4;
+    assert_int_equal(rb_barrier__refused("ckpt", &a, &o, &err), RB_EINVAL);
+    assert_non_null(strstr(err.msg, "n=4; this party said n=2"));
+    a.kind = RB_ARRIVE_BADEXPECT;
+    a.open_text = "w0,w9";
+    assert_int_equal(rb_barrier__refused("ckpt", &a, &o, &err), RB_EINVAL);
+    assert_non_null(strstr(err.msg, "--expect w0,w9; this party said "
+                                    "(none)"));
+    o.expect = "w0,w1";
+    assert_int_equal(rb_barrier__refused("ckpt", &a, &o, &err), RB_EINVAL);
+    assert_non_null(strstr(err.msg, "--expect w0,w9; this party said "
+                                    "w0,w1"));
+    a.open_text = "";
+    assert_int_equal(rb_barrier__refused("ckpt", &a, &o, &err), RB_EINVAL);
+    assert_non_null(strstr(err.msg, "--expect (none); this party said "
+                                    "w0,w1"));
+    a.open_text = "w0,w1";   /* same list: this id is not on it */
+    o.id = "w7";
+    assert_int_equal(rb_barrier__refused("ckpt", &a, &o, &err), RB_EINVAL);
+    assert_non_null(strstr(err.msg, "'w7' is not on"));
+    a.kind = RB_ARRIVE_BADREDUCE;
+    a.open_text = "sum";
+    o.reduce = "max";
+    assert_int_equal(rb_barrier__refused("ckpt", &a, &o, &err), RB_EINVAL);
+    assert_non_null(strstr(err.msg, "--reduce sum; this party said max"));
+}
+
+/* The call's error as the connection layer hands it over: classified
+ * where the reply was read, the text kept for the message. */
+static rb_call failed_call(rb_error *err, const char *msg)
+{
+    rb_call call;
+
+    memset(&call, 0, sizeof(call));
+    err->code = RB_EREDIS;
+    strcpy(err->msg, msg);
+    call.reply_err = rb_reply__classify(msg);
+    return call;
+}
+
+static void test_barrier_script_errors(void **state)
+{
+    rb_error err;
+    rb_call call;
+
+    (void)state;
+    call = failed_call(&err, "WRONGTYPE rb:b:{x} holds a string, not a hash "
+                             "(not written by rbarrier?); nothing was "
+                             "written");
+    assert_int_equal(rb_barrier__script_failed("x", &call, RB_EREDIS, &err),
+                     RB_EREDIS);
+    assert_non_null(strstr(err.msg, "x: key rb:b:{x} holds a string"));
+    assert_non_null(strstr(err.msg, "reset"));
+    call = failed_call(&err, "WRONGTYPE Operation against a key holding the "
+                             "wrong kind of value");
+    rb_barrier__script_failed("x", &call, RB_EREDIS, &err);
+    assert_non_null(strstr(err.msg, "wrong type"));
+    call = failed_call(&err, "ERR damaged barrier state in rb:b:{x}");
+    rb_barrier__script_failed("x", &call, RB_EREDIS, &err);
+    assert_string_equal(err.msg, "x: damaged barrier state in rb:b:{x}");
+    call = failed_call(&err, "ERR unknown command 'BLMOVE'");
+    assert_true(rb_barrier__is_unknown_command(&call));
+    assert_false(rb_barrier__is_wrongtype(&call));
+    assert_int_equal(rb_barrier__script_failed("x", &call, RB_EUNREACHABLE,
+                                               &err), RB_EUNREACHABLE);
+}
+
+/* ---- options ---- */
+
+static void test_barrier_opts_version(void **state)
+{
+    rb_wait_opts o = good_opts();
+    rb_error err;
+
+    (void)state;
+    assert_int_equal(o.version, RB_WAIT_OPTS_VERSION);
+    assert_int_equal(rb_barrier__check_opts(&o, &err), RB_OK);
+    o.version = 0;
+    assert_int_equal(rb_barrier__check_opts(&o, &err), RB_EINVAL);
+    assert_non_null(strstr(err.msg, "version 0"));
+    o.version = RB_WAIT_OPTS_VERSION + 1;
+    assert_int_equal(rb_barrier__check_opts(&o, &err), RB_EINVAL);
+    assert_int_equal(rb_barrier__check_opts(NULL, &err), RB_EINVAL);
+}
+
+static void test_barrier_opts_refused(void **state)
+{
+    static const rb_once_ops half = { noop_start, NULL, noop_kill };
+    static const rb_once_ops full = { noop_start, noop_wait, noop_kill };
+    rb_wait_opts o;
+    rb_error err;
+
+    (void)state;
+    o = good_opts(); o.n = 0;
+    assert_int_equal(rb_barrier__check_opts(&o, &err), RB_EINVAL);
+    o = good_opts(); o.n = RB_N_MAX + 1;
+    assert_int_equal(rb_barrier__check_opts(&o, &err), RB_EINVAL);
+    o = good_opts(); o.lease_ms = -1;
+    assert_int_equal(rb_barrier__check_opts(&o, &err), RB_EINVAL);
+    o = good_opts(); o.ttl_ms = -1;
+    assert_int_equal(rb_barrier__check_opts(&o, &err), RB_EINVAL);
+    o = good_opts(); o.name = "a{b}";
+    assert_int_equal(rb_barrier__check_opts(&o, &err), RB_EINVAL);
+    o = good_opts(); o.once = &half;
+    assert_int_equal(rb_barrier__check_opts(&o, &err), RB_EINVAL);
+    o = good_opts(); o.once = &full;
+    assert_int_equal(rb_barrier__check_opts(&o, &err), RB_OK);
+    o = good_opts(); o.value = "";
+    assert_int_equal(rb_barrier__check_opts(&o, &err), RB_EINVAL);
+    o = good_opts(); o.value = "a\tb";
+    assert_int_equal(rb_barrier__check_opts(&o, &err), RB_EINVAL);
+    o = good_opts(); o.reduce = "sum";
+    assert_int_equal(rb_barrier__check_opts(&o, &err), RB_OK);
+    o = good_opts(); o.reduce = "";
+    assert_int_equal(rb_barrier__check_opts(&o, &err), RB_EINVAL);
+    o = good_opts(); o.reduce = "s m";
+    assert_int_equal(rb_barrier__check_opts(&o, &err), RB_EINVAL);
+    o = good_opts(); o.reduce = "abcdefghijklmnopqrstu";
+    assert_int_equal(rb_barrier__check_opts(&o, &err), RB_EINVAL);
+    o = good_opts(); o.expect = "w0,w1";
+    assert_int_equal(rb_barrier__check_opts(&o, &err), RB_OK);
+    o = good_opts(); o.expect = "w1,w2";
+    assert_int_equal(rb_barrier__check_opts(&o, &err), RB_EINVAL);
+    assert_non_null(strstr(err.msg, "'w0' is not one"));
+    o = good_opts(); o.expect = "w0,w1,w2";
+    assert_int_equal(rb_barrier__check_opts(&o, &err), RB_EINVAL);
+    o = good_opts(); o.expect = "w0,,w1";
+    assert_int_equal(rb_barrier__check_opts(&o, &err), RB_EINVAL);
+}
+
+/* ---- leases and slices ---- */
+
+static void test_barrier_lease_and_slices(void **state)
+{
+    int last;
+
+    (void)state;
+    assert_int_equal(rb_barrier__lease_ms(0), 10000);
+    assert_int_equal(rb_barrier__lease_ms(5), 30);
+    assert_int_equal(rb_barrier__lease_ms(3000), 3000);
+    assert_int_equal(rb_barrier__slice_ms(3000, 0, 0), 1000);
+    assert_int_equal(rb_barrier__slice_ms(0, 0, 0), 3333);
+    assert_int_equal(rb_barrier__slice_ms(9000, 1, 1000), 1000);
+    assert_int_equal(rb_barrier__slice_ms(9000, 0, 1000), 3000);
+    assert_int_equal(rb_barrier__slice_ms(900, 1, 1000), 300);
+    /* No deadline: whole slices. */
+    assert_int_equal(rb_barrier__next_slice(1000, -1, &last), 1000);
+    assert_false(last);
+    assert_int_equal(rb_barrier__next_slice(1000, 5000, &last), 1000);
+    assert_false(last);
+    /* The slice that reaches the deadline is the last, and no longer. */
+    assert_int_equal(rb_barrier__next_slice(1000, 1000, &last), 1000);
+    assert_true(last);
+    assert_int_equal(rb_barrier__next_slice(1000, 250, &last), 250);
+    assert_true(last);
+    assert_int_equal(rb_barrier__linger_s(86400), 300);
+    assert_int_equal(rb_barrier__linger_s(5), 5);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_barrier_arrive_refusals_decode),
+        cmocka_unit_test(test_barrier_claim_and_withdraw_decode),
+        cmocka_unit_test(test_barrier_status_owns_its_strings),
+        cmocka_unit_test(test_barrier_reset_result_owns_removed),
+        cmocka_unit_test(test_barrier_outcome),
+        cmocka_unit_test(test_barrier_refused_names_both),
+        cmocka_unit_test(test_barrier_script_errors),
+        cmocka_unit_test(test_barrier_opts_version),
+        cmocka_unit_test(test_barrier_opts_refused),
+        cmocka_unit_test(test_barrier_lease_and_slices),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
