@@ -181,6 +181,11 @@ const char *cli_connopts_client_name(void);
 int cli_open_barrier(const cli_common *common, const char *name,
                      cli_config *cfg, rb_conn **conn);
 
+/* status: add job NAME's state (job_status.c): a "job" object under
+ * --json, lines otherwise; *exists 0 when no job of that name is kept. */
+int cli_job_status(rb_conn *conn, const char *prefix, const char *name,
+                   int *exists, rb_error *err);
+
 /* ---- option values (pure; unit-tested) ---- */
 
 /* A party count: decimal integer 1..RB_N_MAX. */

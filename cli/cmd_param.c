@@ -10,7 +10,26 @@
 
 #define PARAM_HELP "parameter name (no braces, spaces or control " \
                    "characters; up to 200 bytes)"
-#define WORKER_HELP "worker id (owns a local copy)"
+#define WORKER_HELP "worker id (owns a local copy; inside a job, default " \
+                    "$RBARRIER_RANK)"
+
+/* Inside a job (RBARRIER_JOB set) the worker defaults to this member's
+ * rank; elsewhere --worker is required. */
+static const char *default_worker(void)
+{
+    const char *rank = getenv("RBARRIER_RANK");
+
+    return getenv("RBARRIER_JOB") && rank && rank[0] ? rank : "";
+}
+
+static int worker_missing(const struct arg_str *worker)
+{
+    if (worker->sval[0][0] != '\0')
+        return 0;
+    cli_fail(CLI_EXIT_USAGE, "missing option --worker=W (inside a job it "
+             "defaults to $RBARRIER_RANK)");
+    return 1;
+}
 
 /* Check the names, put them in the --json object, connect. Returns -1 to
  * go on, or the exit code after saying why not. */
@@ -56,8 +75,9 @@ int cmd_sync(int argc, char **argv)
 
     cli_common_init(&common);
     param = arg_str1(NULL, "param", "P", PARAM_HELP);
-    worker = arg_str1(NULL, "worker", "W", WORKER_HELP);
+    worker = arg_str0(NULL, "worker", "W", WORKER_HELP);
     end = arg_end(10);
+    worker->sval[0] = default_worker();
     {
         void *table[2 + CLI_COMMON_COUNT + 1] = { param, worker };
 
@@ -67,6 +87,8 @@ int cmd_sync(int argc, char **argv)
             "Copy parameter P's global value into worker W's local copy, "
             "in one\natomic step, and print the value (0 for a parameter "
             "never set).");
+        if (code < 0 && worker_missing(worker))
+            code = CLI_EXIT_USAGE;
         if (code < 0 &&
             (code = param_open(&common, param->sval[0], worker->sval[0],
                                NULL, NULL, &cfg, &conn)) < 0) {
@@ -99,7 +121,8 @@ int cmd_train(int argc, char **argv)
 
     cli_common_init(&common);
     param = arg_str1(NULL, "param", "P", PARAM_HELP);
-    worker = arg_str1(NULL, "worker", "W", WORKER_HELP);
+    worker = arg_str0(NULL, "worker", "W", WORKER_HELP);
+    worker->sval[0] = default_worker();
     by = arg_str0(NULL, "by", "D", "increment, e.g. 1, -2 or 0.5 "
                   "(default 1)");
     end = arg_end(10);
@@ -116,6 +139,8 @@ int cmd_train(int argc, char **argv)
             "64-bit arithmetic and an overflow is an\nerror (exit 1, "
             "nothing changed); a step or value with a fraction adds as\n"
             "a float. A call retried after a lost reply adds exactly once.");
+        if (code < 0 && worker_missing(worker))
+            code = CLI_EXIT_USAGE;
         if (code < 0 &&
             (code = param_open(&common, param->sval[0], worker->sval[0],
                                by->sval[0], "--by", &cfg, &conn)) < 0) {

@@ -30,8 +30,9 @@ int cmd_reset(int argc, char **argv)
 {
     cli_common common;
     struct arg_str *name;
+    struct arg_lit *job;
     struct arg_end *end;
-    void *table[1 + CLI_COMMON_COUNT + 1];
+    void *table[2 + CLI_COMMON_COUNT + 1];
     rb_conn *conn = NULL;
     rb_error err;
     rb_reset_result rr = { 0, 0, NULL, 0 };
@@ -41,9 +42,12 @@ int cmd_reset(int argc, char **argv)
 
     cli_common_init(&common);
     name = arg_str1(NULL, "name", "NAME", "barrier name");
+    job = arg_lit0(NULL, "job", "reset the job NAME instead: every member "
+                   "stops its command and exits 3, restarts used up");
     end = arg_end(10);
     table[0] = name;
-    table[1 + cli_common_table(&common, table + 1)] = end;
+    table[1] = job;
+    table[2 + cli_common_table(&common, table + 2)] = end;
     code = cli_parse(argc, argv, table, end, &common, argv[0],
                      "Break the barrier's open round with 'broken reset' "
                      "(its waiters exit 3)\nand forget its party count, so "
@@ -54,6 +58,24 @@ int cmd_reset(int argc, char **argv)
     code = cli_open_barrier(&common, name->sval[0], &cfg, &conn);
     if (code >= 0)
         goto out;
+    if (job->count) {
+        long long epoch = 0;
+
+        rc = rb_job_reset(&epoch, conn, cfg.prefix, name->sval[0], &err);
+        code = cli_exit_code(rc, cli_signal());
+        if (rc != RB_OK) {
+            cli_fail_as(code, NULL, err.msg, name->sval[0]);
+        } else if (cli_out_json()) {
+            cli_json_kint(cli_out_json(), "epoch", epoch);
+            cli_done(code, NULL);
+        } else if (epoch == 0) {
+            printf("%s: no job running; nothing to reset\n", name->sval[0]);
+        } else {
+            printf("%s: job epoch %lld broken (reset)\n", name->sval[0],
+                   epoch);
+        }
+        goto out;
+    }
     rc = rb_barrier_reset(&rr, conn, cfg.prefix, name->sval[0], 0, &err);
     code = cli_exit_code(rc, cli_signal());
     if (rc == RB_OK && !(removed = join_removed(&rr))) {

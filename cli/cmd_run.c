@@ -1,24 +1,522 @@
-/* rbarrier run -- CMD [ARGS]: enter together, run CMD, leave together. */
-
+/* rbarrier run -- CMD [ARGS]: a job supervisor (DESIGN.md "Jobs"). The N
+ * runners enter together, each runs CMD in its own process group while it
+ * holds its membership, and all leave together; a member that fails or
+ * vanishes stops every member's CMD. The library does the protocol; this
+ * file runs CMD (through spawn.c), watches it and says what happened.
+ *
+ * One wait for two things: the library blocks on the job's outcome list
+ * and returns early when its cancel fd is readable. That fd is an epoll fd
+ * over the signal pipe and the SIGCHLD pipe, so a signal to the runner and
+ * the end of CMD both wake it at once, and a break wakes it through Redis:
+ * nothing polls. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 
 #include "cli.h"
-#include "wait.h"
+#include "config.h"
+
+static const char run_description[] =
+    "rbarrier run [options] -- CMD [ARGS...]\n"
+    "\n"
+    "Run CMD as one member of job NAME: the N members enter together, each\n"
+    "runs CMD in a process group of its own while its lease is renewed\n"
+    "(every lease/3), and all leave together; the exit status is then 0.\n"
+    "A member fails when its CMD exits non-zero or is killed by a signal,\n"
+    "when its runner gets a signal, or when its lease runs out (runner\n"
+    "killed, host cut off). Then the job breaks: every other runner sends\n"
+    "SIGTERM to its CMD's group (SIGKILL --kill-after later) and exits 3\n"
+    "with the reason; the failing runner exits with CMD's status (128+N for\n"
+    "signal N). With --restarts K every member meets again and reruns CMD,\n"
+    "up to K times. --timeout bounds each entering round, not CMD (a\n"
+    "re-entering round ends after 5 minutes even with --timeout 0).\n"
+    "CMD sees RBARRIER_JOB, RBARRIER_ID, RBARRIER_N, RBARRIER_RANK (0..N-1:\n"
+    "the place in --expect, else the order of entry), RBARRIER_RESTART,\n"
+    "RBARRIER_URL (its password, if any, as REDISCLI_AUTH), and\n"
+    "RBARRIER_NAME, RBARRIER_GEN (the epoch), RBARRIER_INDEX (the rank).\n"
+    "Nothing CMD started outlives its runner, even one killed with -9.";
+
+typedef struct run_flags {
+    cli_common common;
+    struct arg_str *name, *n, *id, *expect, *timeout, *lease, *ttl,
+                   *restarts, *kill_after;
+    struct arg_lit *quiet;
+    struct arg_end *end;
+} run_flags;
+
+typedef struct runner {
+    rb_job *job;
+    rb_job_opts o;
+    char *const *argv;
+    cli_config cfg;
+    long long kill_after_ms;
+    int quiet;
+    int wake;                 /* epoll over the signal and SIGCHLD pipes */
+    int child_watched;
+    cli_proc cmd, guard;
+    int guard_ctl;            /* write end; EOF tells the guard to act */
+    char last_break[512];
+    char env_text[10][CLI_PASSWORD_MAX + 512];
+    const char *env[11];
+} runner;
+
+/* ---- CMD and its guard ---- */
+
+typedef struct guard_args {
+    pid_t pgid;
+    int ctl, ctl_write;
+} guard_args;
+
+/* The guard outlives a runner killed with -9: on EOF of its control pipe
+ * without the runner's word ('q'), it ends CMD's whole group. Its own
+ * group and ignored signals: a Ctrl-C to the runner's group must not take
+ * the guard first. Never returns. */
+static void guard_main(void *arg)
+{
+    const guard_args *g = arg;
+    char byte = 0;
+    ssize_t r;
+    int i;
+
+    close(g->ctl_write);
+    setpgid(0, 0);
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+    do
+        r = read(g->ctl, &byte, 1);
+    while (r < 0 && errno == EINTR);
+    if (r == 1 && byte == 'q')
+        _exit(0);
+    kill(-g->pgid, SIGTERM);
+    kill(-g->pgid, SIGCONT);
+    /* Within a second in all: CMD had its runner's kill-after only while
+     * the runner lived. */
+    for (i = 0; i < 10; i++) {
+        struct timespec ts = { 0, 50 * 1000000L };
+
+        if (kill(-g->pgid, 0) != 0 && errno == ESRCH)
+            _exit(0);
+        nanosleep(&ts, NULL);
+    }
+    kill(-g->pgid, SIGKILL);
+    _exit(0);
+}
+
+static void env_str(runner *r, int i, const char *name, const char *v)
+{
+    snprintf(r->env_text[i], sizeof(r->env_text[i]), "%s=%s", name, v);
+    r->env[i] = r->env_text[i];
+}
+
+static void env_int(runner *r, int i, const char *name, long long v)
+{
+    snprintf(r->env_text[i], sizeof(r->env_text[i]), "%s=%lld", name, v);
+    r->env[i] = r->env_text[i];
+}
+
+/* CMD's environment; the URL without its password (that goes as
+ * REDISCLI_AUTH, as redis-cli takes it: in no argv, and in no URL a log
+ * may show). */
+static int build_env(runner *r)
+{
+    char text[sizeof(r->env_text[0]) - 32];
+    int i = 0;
+
+    if (cli_config_child_url(&r->cfg, text, sizeof(text)) != 0)
+        return -1;
+    env_str(r, i++, "RBARRIER_JOB", r->o.name);
+    env_str(r, i++, "RBARRIER_ID", r->o.id);
+    env_int(r, i++, "RBARRIER_N", r->o.n);
+    env_int(r, i++, "RBARRIER_RANK", rb_job_rank(r->job));
+    env_int(r, i++, "RBARRIER_RESTART", rb_job_attempt(r->job));
+    env_str(r, i++, "RBARRIER_URL", text);
+    env_str(r, i++, "RBARRIER_NAME", r->o.name);
+    env_int(r, i++, "RBARRIER_GEN", rb_job_epoch(r->job));
+    env_int(r, i++, "RBARRIER_INDEX", rb_job_rank(r->job));
+    if (cli_config_password(&r->cfg))
+        env_str(r, i++, "REDISCLI_AUTH", cli_config_password(&r->cfg));
+    r->env[i] = NULL;
+    return 0;
+}
+
+static int start_cmd(runner *r, rb_error *err)
+{
+    cli_proc_opts o = CLI_PROC_OPTS_INIT;
+    cli_proc_opts go = CLI_PROC_OPTS_INIT;
+    guard_args g;
+    int ctl[2];
+
+    if (build_env(r) != 0)
+        return cli_error(err, "the URL is too long to hand on to CMD");
+    o.argv = (const char *const *)r->argv;
+    o.own_group = 1;
+    o.parent_death_signal = SIGTERM;
+    o.kill_after_ms = r->kill_after_ms;
+    o.env = r->env;
+    /* Under --json stdout carries only the result. */
+    if (cli_out_json())
+        o.stdout_fd = STDERR_FILENO;
+    memset(&r->cmd, 0, sizeof(r->cmd));
+    if (cli_proc_start(&r->cmd, &o) != 0)
+        return cli_error(err, "cannot start the command: %s",
+                         strerror(errno));
+    if (!r->child_watched) {
+        struct epoll_event ev = { .events = EPOLLIN };
+
+        ev.data.fd = cli_child_fd();
+        epoll_ctl(r->wake, EPOLL_CTL_ADD, cli_child_fd(), &ev);
+        r->child_watched = 1;
+    }
+    if (cli_pipe_cloexec(ctl) != 0)
+        return cli_error(err, "pipe: %s", strerror(errno));
+    g.pgid = r->cmd.pgid;
+    g.ctl = ctl[0];
+    g.ctl_write = ctl[1];
+    go.fn = guard_main;
+    go.arg = &g;
+    memset(&r->guard, 0, sizeof(r->guard));
+    if (cli_proc_start(&r->guard, &go) != 0) {
+        close(ctl[0]);
+        close(ctl[1]);
+        return cli_error(err, "cannot start the guard: %s", strerror(errno));
+    }
+    close(ctl[0]);
+    r->guard_ctl = ctl[1];
+    return RB_OK;
+}
+
+static void drain_child_fd(void)
+{
+    char buf[64];
+
+    while (read(cli_child_fd(), buf, sizeof(buf)) > 0)
+        ;
+}
+
+/* CMD's group gets sig (0: SIGTERM), SIGKILL --kill-after later; then the
+ * guard is told to stand down. Returns CMD's status. */
+static int stop_cmd(runner *r, int sig)
+{
+    int status = r->cmd.status;
+
+    if (r->cmd.pid > 0 || r->cmd.pgid > 0)
+        status = cli_proc_stop(&r->cmd, sig);
+    r->cmd.pgid = 0;
+    if (r->guard_ctl >= 0) {
+        if (write(r->guard_ctl, "q", 1) < 0) {
+            /* the guard is gone already */
+        }
+        close(r->guard_ctl);
+        r->guard_ctl = -1;
+        if (cli_proc_wait(&r->guard, 2000) == 0)
+            cli_proc_stop(&r->guard, SIGKILL);
+    }
+    drain_child_fd();
+    return status;
+}
+
+/* ---- flags ---- */
+
+static int parse_flags(run_flags *f, runner *r, char *default_id,
+                       size_t idlen, rb_error *err)
+{
+    long long ms;
+    long expected = 0, k = 0;
+    const char *p;
+
+    r->o.name = f->name->sval[0];
+    if (rb_check_name(r->o.name, "job name", err) != RB_OK)
+        return RB_EINVAL;
+    if (f->expect->count) {
+        r->o.expect = f->expect->sval[0];
+        for (p = r->o.expect; ; p += strcspn(p, ",") + 1) {
+            expected++;
+            if (p[strcspn(p, ",")] == '\0')
+                break;
+        }
+    }
+    if (f->n->count) {
+        if (cli_parse_count(f->n->sval[0], "--n", &r->o.n, err) != RB_OK)
+            return RB_EINVAL;
+        if (expected && r->o.n != expected)
+            return cli_error(err, "--n %ld but --expect lists %ld ids",
+                             r->o.n, expected);
+    } else if (expected) {
+        r->o.n = expected;
+    } else {
+        return cli_error(err, "--n is required (or --expect with the ids)");
+    }
+    if (f->timeout->count &&
+        cli_parse_duration(f->timeout->sval[0], "--timeout", 0,
+                           CLI_TIMEOUT_MAX_MS, &r->o.timeout_ms, err))
+        return RB_EINVAL;
+    if (f->lease->count &&
+        cli_parse_duration(f->lease->sval[0], "--lease", CLI_LEASE_MIN_MS,
+                           CLI_LEASE_MAX_MS, &r->o.lease_ms, err))
+        return RB_EINVAL;
+    if (f->ttl->count &&
+        cli_parse_duration(f->ttl->sval[0], "--ttl", CLI_TTL_MIN_MS,
+                           CLI_TTL_MAX_MS, &r->o.ttl_ms, err))
+        return RB_EINVAL;
+    if (f->restarts->count &&
+        cli_parse_long(f->restarts->sval[0], "--restarts", 0, 1000000, &k,
+                       err))
+        return RB_EINVAL;
+    r->o.restarts = k;
+    if (f->kill_after->count) {
+        if (cli_parse_duration(f->kill_after->sval[0], "--kill-after",
+                               CLI_KILL_AFTER_MIN_MS, CLI_KILL_AFTER_MAX_MS,
+                               &ms, err) != RB_OK)
+            return RB_EINVAL;
+        r->kill_after_ms = ms;
+    }
+    if (f->id->count) {
+        r->o.id = f->id->sval[0];
+    } else if (getenv("RBARRIER_JOB") == NULL && r->o.expect) {
+        return cli_error(err, "--expect needs --id (one of %.200s)",
+                         r->o.expect);
+    } else {
+        cli_default_id(default_id, idlen);
+        r->o.id = default_id;
+    }
+    if (rb_check_id(r->o.id, "--id", err) != RB_OK)
+        return RB_EINVAL;
+    if (cli_config_build(&r->cfg, &f->common, err) != RB_OK)
+        return RB_EINVAL;
+    r->o.prefix = r->cfg.prefix;
+    return RB_OK;
+}
+
+/* ---- the run ---- */
+
+/* A break with restarts left: said once this member has entered again. */
+static int note_break(runner *r, const rb_error *err)
+{
+    snprintf(r->last_break, sizeof(r->last_break), "%s", err->msg);
+    return -1;
+}
+
+static int interrupted(runner *r, rb_error *err)
+{
+    char what[RB_NAME_MAX + 32];
+    int sig = cli_signal();
+
+    /* The others first: CMD may take its --kill-after to stop, and they
+     * must not wait for that, nor take it for a silent death. */
+    snprintf(what, sizeof(what), "%s interrupted", r->o.id);
+    rb_job_fail(r->job, what, -1, err);
+    stop_cmd(r, sig);
+    return cli_fail(cli_exit_code(RB_ECANCELED, sig), "%s: %s", r->o.name,
+                    what);
+}
+
+/* CMD ended with status: leave (0) or fail. Returns -1 to go on with the
+ * next attempt (restarts), else the exit code. */
+static int cmd_ended(runner *r, int status, rb_error *err)
+{
+    char what[RB_NAME_MAX + 64];
+    int rc, done = 0;
+
+    if (status != 0) {
+        if (status > 128)
+            snprintf(what, sizeof(what), "%s's command was killed by signal "
+                     "%d", r->o.id, status - 128);
+        else
+            snprintf(what, sizeof(what), "%s's command exited %d", r->o.id,
+                     status);
+        rc = rb_job_fail(r->job, what, status, err);
+        if (rc == RB_EBROKEN && rb_job_can_restart(r->job))
+            return note_break(r, err);
+        /* Its own failure is no news to this runner's caller (CMD said
+         * what it had to, as under timeout(1)); the others say it. */
+        if (rc == RB_EBROKEN || rc == RB_OK)
+            return cli_done(status, cli_reason(err->msg, r->o.name));
+        return cli_fail(cli_exit_code(rc, 0), "%s", err->msg);
+    }
+    rc = rb_job_leave(r->job, &done, err);
+    while (rc == RB_OK && !done) {
+        rc = rb_job_keep(r->job, -1, &done, err);
+        if (rc == RB_ECANCELED && !cli_signal()) {
+            drain_child_fd();
+            cli_reap();
+            rc = RB_OK;
+        }
+    }
+    if (rc == RB_OK)
+        return cli_done(CLI_EXIT_OK, NULL);
+    if (rc == RB_ECANCELED)
+        return interrupted(r, err);
+    if (rc == RB_EBROKEN && rb_job_can_restart(r->job))
+        return note_break(r, err);
+    return cli_fail_as(cli_exit_code(rc, 0), NULL, err->msg, r->o.name);
+}
+
+/* One attempt: enter, run CMD while keeping the lease, leave. -1: run
+ * the next attempt; else the exit code. */
+static int attempt(runner *r)
+{
+    rb_error err;
+    int rc, done = 0;
+
+    rc = rb_job_enter(r->job, &err);
+    if (rc == RB_ECANCELED) {
+        char what[RB_NAME_MAX + 32];
+
+        snprintf(what, sizeof(what), "%s interrupted", r->o.id);
+        rb_job_fail(r->job, what, -1, NULL);
+        return cli_fail(cli_exit_code(rc, cli_signal()), "%s: %s",
+                        r->o.name, what);
+    }
+    if (rc == RB_EBROKEN && rb_job_can_restart(r->job))
+        return note_break(r, &err);
+    if (rc != RB_OK)
+        return cli_fail_as(cli_exit_code(rc, 0), NULL, err.msg, r->o.name);
+    if (rb_job_attempt(r->job) > 0 && !r->quiet)
+        cli_message("%s; restart %ld of %ld", r->last_break,
+                    rb_job_attempt(r->job), r->o.restarts);
+    if (start_cmd(r, &err) != RB_OK) {
+        char what[RB_NAME_MAX + 64];
+
+        snprintf(what, sizeof(what), "%s's command could not start",
+                 r->o.id);
+        rb_job_fail(r->job, what, 127, NULL);
+        return cli_fail(CLI_EXIT_REDIS, "%s", err.msg);
+    }
+    for (;;) {
+        rc = rb_job_keep(r->job, -1, &done, &err);
+        if (rc == RB_ECANCELED || rc == RB_OK) {
+            if (cli_signal())
+                return interrupted(r, &err);
+            drain_child_fd();
+            if (r->cmd.pid > 0 && cli_proc_wait(&r->cmd, 0) == 0)
+                continue;
+            /* Ended: what it left in its group goes now. */
+            return cmd_ended(r, stop_cmd(r, SIGTERM), &err);
+        }
+        /* Broken, lost, or this member's lease could not be renewed: CMD
+         * stops first, so a restart never runs two copies of one rank. */
+        stop_cmd(r, SIGTERM);
+        if (rc == RB_EBROKEN && rb_job_can_restart(r->job))
+            return note_break(r, &err);
+        return cli_fail_as(cli_exit_code(rc, 0), NULL, err.msg, r->o.name);
+    }
+}
 
 int cmd_run(int argc, char **argv)
 {
-    int i;
+    run_flags f;
+    void *table[10 + CLI_COMMON_COUNT + 1];
+    size_t nt = 0;
+    runner r;
+    rb_error err;
+    rb_conn *conn = NULL;
+    char default_id[192];
+    int code, i, cmd_at;
 
+    memset(&r, 0, sizeof(r));
+    r.o = (rb_job_opts)RB_JOB_OPTS_INIT;
+    r.wake = -1;
+    r.guard_ctl = -1;
     /* The command starts after the first "--"; argtable never sees it. */
-    for (i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--") == 0)
+    for (cmd_at = 1; cmd_at < argc; cmd_at++)
+        if (strcmp(argv[cmd_at], "--") == 0)
             break;
-    if (i == argc || i + 1 == argc) {
-        if (cli_help_flag(argc, argv) && argc == 2)
-            return wait_command(argc, argv, argv + argc);
-        return cli_fail(CLI_EXIT_USAGE, "run needs a command after '--' "
+    cli_common_init(&f.common);
+    f.name = arg_str1(NULL, "name", "NAME", "the job's name (no braces, "
+                      "spaces or control characters; up to 200 bytes)");
+    f.n = arg_str0(NULL, "n", "N", "members, 1..100000 (may be left out "
+                   "with --expect)");
+    f.id = arg_str0(NULL, "id", "ID", "this member's id (default "
+                    "hostname:pid); a runner started again for a lost "
+                    "member gives its id");
+    f.expect = arg_str0(NULL, "expect", "ID,ID,..", "the members' ids: "
+                        "RBARRIER_RANK is the place in this list");
+    f.timeout = arg_str0(NULL, "timeout", "DUR", "give up entering after "
+                         "DUR (exit 124; the job breaks); 0: no limit "
+                         "(default)");
+    f.lease = arg_str0(NULL, "lease", "DUR", "a member silent this long is "
+                       "presumed dead and breaks the job (default 10s, "
+                       "0.1s..1d)");
+    f.ttl = arg_str0(NULL, "ttl", "DUR", "idle job state expires after "
+                     "DUR (default 1d, 1s..365d)");
+    f.restarts = arg_str0(NULL, "restarts", "K", "after a break, meet "
+                          "again and rerun CMD, up to K times (default 0)");
+    f.kill_after = arg_str0(NULL, "kill-after", "DUR", "when CMD is to "
+                            "stop, SIGKILL its process group DUR after "
+                            "SIGTERM (default 10s, as timeout -k)");
+    f.quiet = arg_lit0("q", "quiet", "no notes on stderr about restarts");
+    f.end = arg_end(10);
+    table[nt++] = f.name;
+    table[nt++] = f.n;
+    table[nt++] = f.id;
+    table[nt++] = f.expect;
+    table[nt++] = f.timeout;
+    table[nt++] = f.lease;
+    table[nt++] = f.ttl;
+    table[nt++] = f.restarts;
+    table[nt++] = f.kill_after;
+    table[nt++] = f.quiet;
+    nt += (size_t)cli_common_table(&f.common, table + nt);
+    table[nt++] = f.end;
+
+    if (cmd_at >= argc - 1 && !(cli_help_flag(argc, argv) && argc == 2)) {
+        code = cli_fail(CLI_EXIT_USAGE, "run needs a command after '--' "
                         "(rbarrier run --name NAME --n N -- CMD [ARGS])");
+        goto out;
     }
-    argv[i] = NULL;
-    return wait_command(i, argv, argv + i + 1);
+    code = cli_parse(cmd_at < argc ? cmd_at : argc, argv, table, f.end,
+                     &f.common, argv[0], run_description);
+    if (code >= 0)
+        goto out;
+    r.argv = argv + cmd_at + 1;
+    if (parse_flags(&f, &r, default_id, sizeof(default_id), &err) != RB_OK ||
+        rb_job_new(&r.job, NULL, &r.o, &err) != RB_OK) {
+        code = cli_fail(CLI_EXIT_USAGE, "%s", err.msg);
+        goto out;
+    }
+    r.quiet = f.quiet->count > 0;
+    if (cli_install_signals() != 0 || (r.wake = epoll_create1(EPOLL_CLOEXEC)) < 0) {
+        code = cli_fail(CLI_EXIT_REDIS, "epoll: %s", strerror(errno));
+        goto out;
+    }
+    {
+        struct epoll_event ev = { .events = EPOLLIN };
+
+        ev.data.fd = cli_signal_fd();
+        epoll_ctl(r.wake, EPOLL_CTL_ADD, cli_signal_fd(), &ev);
+    }
+    if ((code = cli_config_open_cancel(&r.cfg, r.wake, &conn)) >= 0)
+        goto out;
+    rb_job_free(r.job);
+    if (rb_job_new(&r.job, conn, &r.o, &err) != RB_OK) {
+        code = cli_fail(CLI_EXIT_USAGE, "%s", err.msg);
+        goto out;
+    }
+    {
+        cli_json *j = cli_out_json();
+
+        if (j) {
+            cli_json_kstr(j, "name", r.o.name);
+            cli_json_kstr(j, "id", r.o.id);
+            cli_json_kint(j, "n", r.o.n);
+        }
+    }
+    while ((code = attempt(&r)) < 0)
+        ;
+out:
+    if (r.cmd.pid > 0 || r.guard_ctl >= 0)
+        stop_cmd(&r, cli_signal());
+    if (r.wake >= 0)
+        close(r.wake);
+    rb_job_free(r.job);
+    rb_conn_free(conn);
+    cli_config_free(&r.cfg);
+    arg_freetable(table, nt);
+    (void)i;
+    return code;
 }

@@ -27,7 +27,6 @@ static void print_status(const char *name, const rb_status *st)
     size_t i;
 
     if (j) {
-        cli_json_kbool(j, "exists", st->exists);
         cli_json_kint(j, "gen", st->gen);
         cli_json_kint(j, "n", st->n);
         cli_json_kint(j, "arrived", (long long)st->members_count);
@@ -47,10 +46,8 @@ static void print_status(const char *name, const rb_status *st)
             cli_json_null(j);
         return;
     }
-    if (!st->exists) {
-        cli_message("%s: unknown barrier (never used, or expired)", name);
+    if (!st->exists)
         return;
-    }
     printf("name          %s\n", name);
     printf("generation    %lld\n", st->gen);
     if (st->members_count)
@@ -91,7 +88,7 @@ int cmd_status(int argc, char **argv)
     rb_status st = { 0, 0, 0, NULL, 0, NULL };
     rb_error err;
     cli_config cfg = CLI_CONFIG_INIT;
-    int code, rc;
+    int code, rc, job = 0;
 
     cli_common_init(&common);
     name = arg_str1(NULL, "name", "NAME", "barrier name");
@@ -114,7 +111,17 @@ int cmd_status(int argc, char **argv)
         cli_fail_as(code, NULL, err.msg, name->sval[0]);
     } else {
         print_status(name->sval[0], &st);
-        cli_done(code, NULL);
+        rc = cli_job_status(conn, cfg.prefix, name->sval[0], &job, &err);
+        code = cli_exit_code(rc, cli_signal());
+        if (rc != RB_OK)
+            cli_fail_as(code, NULL, err.msg, name->sval[0]);
+        else if (cli_out_json())
+            cli_json_kbool(cli_out_json(), "exists", st.exists || job);
+        else if (!st.exists && !job)
+            cli_message("%s: unknown (no barrier or job of that name: never "
+                        "used, or expired)", name->sval[0]);
+        if (rc == RB_OK)
+            cli_done(code, NULL);
     }
 out:
     rb_status_clear(&st);

@@ -205,6 +205,16 @@ static void json_result(const cli_wait_spec *o, const rb_wait_result *res,
     }
 }
 
+/* Inside a job (RBARRIER_JOB set, as run sets it; a --once command sets
+ * RBARRIER_N and _ID but no job), the member's own values are the
+ * defaults of --n and --id. */
+static const char *job_env(const char *name)
+{
+    const char *job = getenv("RBARRIER_JOB"), *v = getenv(name);
+
+    return job && job[0] && v && v[0] ? v : NULL;
+}
+
 static int parse_flags(wait_flags *f, cli_wait_spec *o, cli_config *cfg,
                        cli_reduce_kind *reduce, long long *kill_after_ms,
                        char *default_id, size_t idlen, rb_error *err)
@@ -228,6 +238,10 @@ static int parse_flags(wait_flags *f, cli_wait_spec *o, cli_config *cfg,
                              o->n, expected);
     } else if (expected) {
         o->n = expected;
+    } else if (job_env("RBARRIER_N")) {
+        if (cli_parse_count(job_env("RBARRIER_N"), "$RBARRIER_N", &o->n,
+                            err) != RB_OK)
+            return RB_EINVAL;
     } else {
         return cli_error(err, "--n is required (or --expect with the ids)");
     }
@@ -249,6 +263,8 @@ static int parse_flags(wait_flags *f, cli_wait_spec *o, cli_config *cfg,
     }
     if (f->id->count) {
         o->id = f->id->sval[0];
+    } else if (job_env("RBARRIER_ID")) {
+        o->id = job_env("RBARRIER_ID");
     } else if (o->expect) {
         return cli_error(err, "--expect needs --id (one of %.200s)",
                          o->expect);
@@ -282,8 +298,10 @@ static int parse_flags(wait_flags *f, cli_wait_spec *o, cli_config *cfg,
         int is_float;
 
         o->value = f->value->sval[0];
-        if (*reduce == CLI_REDUCE_NONE)
+        if (*reduce == CLI_REDUCE_NONE) {
             *reduce = CLI_REDUCE_ALL;
+            o->reduce = "all";   /* the default is part of the round too */
+        }
         if (*reduce != CLI_REDUCE_ALL &&
             rb_check_number(&is_float, o->value, "--value", err) != RB_OK)
             return RB_EINVAL;

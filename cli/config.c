@@ -173,6 +173,15 @@ int cli_config_use_url(cli_config *cfg, const char *url_text, rb_error *err)
                : RB_EINVAL;
 }
 
+/* Overwrite a buffer that held a password, in a way the compiler keeps. */
+static void wipe(char *p, size_t n)
+{
+    volatile char *v = p;
+
+    while (n--)
+        *v++ = 0;
+}
+
 /* Said once, so that a long wait on a Redis that is down is not silent. */
 static void say_unreachable(void *payload, const char *what,
                             long long left_ms)
@@ -192,13 +201,21 @@ static void say_unreachable(void *payload, const char *what,
 
 int cli_config_open(const cli_config *cfg, rb_conn **out)
 {
+    if (cli_install_signals() != 0)
+        return cli_fail(CLI_EXIT_REDIS, "pipe: %s", strerror(errno));
+    return cli_config_open_cancel(cfg, cli_signal_fd(), out);
+}
+
+int cli_config_open_cancel(const cli_config *cfg, int cancel_fd,
+                           rb_conn **out)
+{
     static int insecure_warned;
     rb_conn_opts opts = RB_CONN_OPTS_INIT;
     rb_error err;
 
     if (cli_install_signals() != 0)
         return cli_fail(CLI_EXIT_REDIS, "pipe: %s", strerror(errno));
-    opts.cancel_fd = cli_signal_fd();
+    opts.cancel_fd = cancel_fd;
     opts.connect_timeout_ms = cfg->connect_timeout_ms;
     opts.replicas = (int)cfg->replicas;
     opts.on_unreachable = say_unreachable;
@@ -229,4 +246,28 @@ int cli_config_probe(const char *url_text, long long until_ms, rb_error *err)
     rb_conn_free(conn);
     rb_url_free(url);
     return rc;
+}
+
+int cli_config_child_url(const cli_config *cfg, char *buf, size_t len)
+{
+    /* A copy without the password, through its text (the URL is opaque);
+     * the text that held the password is wiped. */
+    char full[16384];   /* any URL the parser takes, percent-encoded */
+    rb_url *bare = NULL;
+    rb_error err;
+    int rc = -1;
+
+    if (rb_url_format(full, sizeof(full), cfg->url, 1, &err) == RB_OK &&
+        rb_url_parse(&bare, full, &err) == RB_OK &&
+        rb_url_set_password(bare, NULL, &err) == RB_OK &&
+        rb_url_format(buf, len, bare, 0, &err) == RB_OK)
+        rc = 0;
+    wipe(full, sizeof(full));
+    rb_url_free(bare);
+    return rc;
+}
+
+const char *cli_config_password(const cli_config *cfg)
+{
+    return rb_url_get_password(cfg->url);
 }

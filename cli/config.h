@@ -13,6 +13,9 @@
 struct cli_common;
 
 #define CLI_DEFAULT_URL "redis://127.0.0.1:6379/0"
+/* The longest password the library takes (rb_url_set_password refuses
+ * more): what a buffer for REDISCLI_AUTH=PASSWORD must hold. */
+#define CLI_PASSWORD_MAX 1023
 
 typedef struct cli_config {
     const char *prefix;           /* --prefix, else "rb" */
@@ -42,6 +45,16 @@ int cli_config_use_url(cli_config *cfg, const char *url_text, rb_error *err);
 /* A connection handle whose calls a SIGINT/SIGTERM/SIGHUP cancels. -1 to
  * go on, or the exit code after saying why it could not. */
 int cli_config_open(const cli_config *cfg, rb_conn **out);
+/* The same with another cancel fd (run: one that a child's end wakes
+ * too). */
+int cli_config_open_cancel(const cli_config *cfg, int cancel_fd,
+                           rb_conn **out);
+
+/* For a command run inside a job: the URL without its password (0, or -1
+ * when it does not fit), and the password to pass as REDISCLI_AUTH (NULL:
+ * none). */
+int cli_config_child_url(const cli_config *cfg, char *buf, size_t len);
+const char *cli_config_password(const cli_config *cfg);
 
 /* Connect to url_text until until_ms (CLOCK_MONOTONIC), no other option:
  * is a server there yet? RB_OK or the library's code with err filled. */

@@ -15,10 +15,10 @@ const cli_cmd cli_commands[] = {
       "rbarrier wait --name ckpt --n 4 --timeout 5m --once 'save-checkpoint'\n"
       "step=$(rbarrier wait --name ckpt --expect w0,w1,w2,w3 --id \"$ID\" "
       "--value \"$STEP\" --reduce max)", X_WAIT | CLI_X_CMD },
-    { "run", cmd_run, "enter a barrier together, run a command, leave together",
-      "rbarrier run --name step --n 4 --timeout 10m -- python train.py\n"
-      "rbarrier run --name sync --expect a,b,c --id \"$ID\" -- sh -c "
-      "'make -j4 all'", X_WAIT | CLI_X_CMD },
+    { "run", cmd_run, "run a command as one member of a job: one fails, all stop",
+      "rbarrier run --name train --n 4 --timeout 10m -- python train.py\n"
+      "rbarrier run --name shards --expect a,b,c --id \"$ID\" --restarts 2 "
+      "-- sh -c 'make -j4 all'", X_WAIT | CLI_X_CMD },
     { "barrier", cmd_wait, "the same as wait",
       "rbarrier barrier --name ckpt --n 4 --timeout 5m", X_WAIT },
     { "status", cmd_status, "show a barrier's round, members and last outcome",

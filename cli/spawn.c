@@ -152,6 +152,11 @@ int cli_signal_fd(void)
     return cancel_pipe[0];
 }
 
+int cli_child_fd(void)
+{
+    return chld_pipe[0];
+}
+
 /* SIGCHLD is taken only once rbarrier starts a child: before that no
  * process of ours can end, and the library's calls see no extra EINTR. */
 static int install_sigchld(void)

@@ -28,6 +28,12 @@ int cli_signal(void);
 /* The read end of the cancel pipe (-1 before cli_install_signals). */
 int cli_signal_fd(void);
 
+/* The read end of the SIGCHLD pipe (-1 before the first child started):
+ * readable while an exit is not yet drained, so a caller that must wake on
+ * either a signal or a child's end can poll both (run does, through one
+ * epoll fd given to the library as its cancel fd). */
+int cli_child_fd(void);
+
 /* pipe(2) with both ends close-on-exec: a child holds only the end it is
  * given (a worker that held the read end of its own output pipe would
  * block forever once the reader died). */

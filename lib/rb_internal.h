@@ -198,6 +198,10 @@ int rb_key__nonces(char *buf, size_t len, const char *base, rb_error *err);
 int rb_key__param(char *global, char *localk, char *traink, size_t len,
                   const char *prefix, const char *param, const char *worker,
                   rb_error *err);
+/* "<prefix>:j:{JOB}", a job's base key (rb_keys.c; the rest of a job's
+ * keys: lua/includes/job.lua). */
+int rb_key__job(char *buf, size_t len, const char *prefix, const char *name,
+                rb_error *err);
 /* The Redis Cluster slot of a key: CRC16 of its {tag} (of the whole key
  * when it has no non-empty tag) mod 16384, as redis' keyHashSlot. */
 unsigned rb_key__slot(const char *key, size_t len);

@@ -136,3 +136,16 @@ long long rb_key__ttl_s(long long ttl_ms)
         return 1000000000LL;   /* the scripts' bound */
     return (ttl_ms + 999) / 1000;
 }
+
+/* "<prefix>:j:{JOB}", a job's base key; the job's other keys derive from
+ * it in lua/includes/job.lua, under the same tag. */
+int rb_key__job(char *buf, size_t len, const char *prefix, const char *name,
+                rb_error *err)
+{
+    int n = snprintf(buf, len, "%s:j:{%s}", prefix ? prefix : "rb", name);
+
+    if (n < 0 || (size_t)n >= len)
+        return rb_error__set(err, RB_EINVAL, "key for job '%s' is too long",
+                             name);
+    return RB_OK;
+}

@@ -442,4 +442,113 @@ int rb_param_set(rb_conn *c, const char *prefix, const char *param,
 }
 #endif
 
+
+/* ---- jobs: a member that fails or vanishes stops the whole job ---------- */
+
+/* A job's N members meet (the entering round), each runs its work while
+ * its lease is renewed, then all leave together (the leaving round). A
+ * member that fails (rb_job_fail) or goes silent past its lease breaks the
+ * job for every member: each learns it from a blocked read that the break
+ * wakes. With restarts the members meet again (rb_job_enter) and rerun.
+ * The library never runs the work itself: the caller does, and calls
+ * rb_job_keep while it runs. A handle is used by one thread at a time. */
+
+#define RB_JOB_OPTS_VERSION 1
+
+typedef struct rb_job_opts {
+    unsigned int version;     /* RB_JOB_OPTS_VERSION */
+    const char *prefix;       /* key prefix; NULL: "rb" */
+    const char *name;         /* the job (rb_check_name) */
+    const char *id;           /* this member (rb_check_id) */
+    long n;                   /* members, 1..RB_N_MAX */
+    const char *expect;       /* the members' ids, comma-separated: ranks
+                                 follow it; NULL: ranks follow entry order */
+    long long lease_ms;       /* 0: 10000 */
+    long long timeout_ms;     /* bounds each entering round; 0: the first
+                                 has none, a re-entering one ends after
+                                 RB_JOB_REENTER_MS */
+    long restarts;            /* meet again this many times after a break */
+    long long ttl_ms;         /* idle state expires; 0: 1 day */
+} rb_job_opts;
+
+#define RB_JOB_OPTS_INIT { .version = RB_JOB_OPTS_VERSION }
+#define RB_JOB_REENTER_MS 300000LL
+
+typedef struct rb_job rb_job;
+
+/* A member's handle; nothing is sent yet. c must outlive it.
+ * @return RB_OK, RB_EINVAL, RB_ENOMEM */
+int rb_job_new(rb_job **out, rb_conn *c, const rb_job_opts *opts,
+               rb_error *err);
+void rb_job_free(rb_job *j);
+
+/* Enter (or, after a break with restarts left, re-enter) and block until
+ * every member has entered.
+ * @return RB_OK (run now: rb_job_rank, rb_job_attempt), RB_EBROKEN (the
+ *         job broke: no restarts left, or reset), RB_ETIMEOUT (this
+ *         member's timeout; the job is broken for the others),
+ *         RB_ECANCELED (the cancel fd; call rb_job_fail to tell the
+ *         others), RB_EINVAL (another n, restarts or expected ids: nothing
+ *         written), RB_ELOST, RB_EUNREACHABLE, RB_EREDIS */
+int rb_job_enter(rb_job *j, rb_error *err);
+
+/* While this member runs (or after rb_job_leave): renew the lease when it
+ * is due and block up to max_ms (< 0: until the next renewal is due) for
+ * the job's end, waking early to look at the earliest other member's lease
+ * deadline. *ended is set to 1 when everyone has left (the job is done).
+ * @return RB_OK (go on, or done when *ended), RB_EBROKEN (msg: the
+ *         reason; rb_job_can_restart says whether to enter again),
+ *         RB_ECANCELED (the cancel fd), RB_ELOST, RB_EUNREACHABLE (the
+ *         lease could not be renewed before it ran out: stop the work),
+ *         RB_EREDIS */
+int rb_job_keep(rb_job *j, long long max_ms, int *ended, rb_error *err);
+
+/* This member failed: what is the reason as the others will read it
+ * ("w2's command exited 7"), status the work's exit status (-1: none).
+ * Breaks the job at once unless it already ended (that outcome wins).
+ * @return RB_EBROKEN (msg: the job's reason), RB_OK (it had ended well
+ *         before), RB_ELOST, RB_EUNREACHABLE, RB_EREDIS */
+int rb_job_fail(rb_job *j, const char *what, int status, rb_error *err);
+
+/* This member's work is done: leave, then call rb_job_keep until *ended.
+ * @return RB_OK, RB_EBROKEN, RB_ELOST, RB_EUNREACHABLE, RB_EREDIS */
+int rb_job_leave(rb_job *j, int *ended, rb_error *err);
+
+/* After RB_EBROKEN: 1 when the job opened another attempt this member may
+ * enter (restarts left), else 0. */
+int rb_job_can_restart(const rb_job *j);
+long rb_job_rank(const rb_job *j);      /* 0..n-1, stable across restarts */
+long rb_job_attempt(const rb_job *j);   /* 0, then 1, 2, ... per restart */
+long long rb_job_epoch(const rb_job *j);
+
+typedef struct rb_job_member {
+    char *id;                 /* owned */
+    long rank;
+    char state[16];           /* entering, running, left, failed, gone */
+    long long lease_left_ms;  /* -1: not in the current attempt */
+    int exit_status;          /* -1: none */
+} rb_job_member;
+
+typedef struct rb_job_status {
+    long long epoch;          /* 0: no job of that name is kept */
+    char state[8];            /* enter, run, done, over */
+    long attempt;
+    long n;
+    long restarts;
+    char *reason;             /* of the last break; "" none (owned) */
+    char *expect;             /* "" none (owned) */
+    size_t members_count;
+    rb_job_member *members;   /* owned, in rank order */
+} rb_job_status;
+
+/* @param[out] out  release with rb_job_status_clear */
+int rb_job_status_get(rb_job_status *out, rb_conn *c, const char *prefix,
+                      const char *name, rb_error *err);
+void rb_job_status_clear(rb_job_status *st);
+
+/* Break the open job with "reset" and use up its restarts.
+ * @param[out] epoch  the epoch broken, 0: none open (may be NULL) */
+int rb_job_reset(long long *epoch, rb_conn *c, const char *prefix,
+                 const char *name, rb_error *err);
+
 #endif

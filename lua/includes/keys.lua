@@ -13,3 +13,12 @@ local function check_round_keys(base, gen, inkey, outkey)
     error({err = 'ERR round keys do not match the barrier and gen'})
   end
 end
+
+-- A job's keys, under its base key <prefix>:j:{JOB} (lib/rb_keys.c's
+-- rb_key__job): <base>:<epoch>:<part>, or with an attempt
+-- <base>:<epoch>:<att>:<part>. One tag, so one slot.
+local function job_key(base, epoch, att, part)
+  if att == nil then return base .. ':' .. epoch .. ':' .. part end
+  return base .. ':' .. epoch .. ':' .. att .. ':' .. part
+end
+

@@ -87,7 +87,7 @@ expect_eq "... and the hash is as it was" "field x" "$(rcli HGETALL "$(pkey "$p"
 name=$(fresh never)
 err=$(rb status --name "$name" 2>&1)
 expect_eq "status of a name never used: exit 0" 0 $?
-expect_match "... says it is unknown" "^rbarrier: $name: unknown barrier" "$err"
+expect_match "... says it is unknown" "^rbarrier: $name: unknown" "$err"
 expect_match "... --json: exists false" '"exists":false' "$(rb status --name "$name" --json)"
 rb wait --name "$name" --n 1 --timeout 5
 expect_match "after a round: exists true" '"exists":true' "$(rb status --name "$name" --json)"

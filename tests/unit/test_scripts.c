@@ -14,7 +14,8 @@
 static void test_scripts_ids_match_names(void **state)
 {
     static const char *const names[RB_SCRIPT__COUNT] = {
-        "abandon", "arrive", "claim", "heartbeat", "release", "reset", "set",
+        "abandon", "arrive", "claim", "heartbeat", "job-end", "job-enter",
+        "job-keep", "job-reset", "job-status", "release", "reset", "set",
         "status", "sync", "train", "withdraw",
     };
     size_t i;

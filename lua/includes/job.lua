@@ -1,0 +1,62 @@
+-- A job's break and replies, shared by the job-* scripts (needs time.lua
+-- and keys.lua).
+--
+-- <base> = <prefix>:j:{JOB}, a hash: epoch (the run of the name), state
+-- ('enter', 'run', 'done', 'over'), att (the attempt: 0, then one more per
+-- restart), n, k (restarts allowed), expect, reason (of the last break).
+-- <base>:<epoch>:m, a hash: rank:<id>, state:<id>, exit:<id>, nrank;
+-- <base>:<epoch>:ids, the members (zset id -> rank).
+-- <base>:<epoch>:<att>:in (zset id -> lease deadline ms), :go (list: 'go'
+-- once everyone entered, or the break), :out (list: 'ok' once everyone
+-- left, or the break), :left (zset of the members that left). Every key carries {JOB}: one slot.
+
+-- One reply shape for every job script, so one decoder reads them all.
+local function job_reply(kind, epoch, att, rank, count, n, text, next_ms)
+  return {kind, epoch or 0, att or 0, rank or -1, count or 0, n or 0,
+          text or '', next_ms or -1}
+end
+
+local function job_expire(base, epoch, att, secs)
+  redis.call('EXPIRE', job_key(base, epoch, att, 'in'), secs)
+  redis.call('EXPIRE', job_key(base, epoch, att, 'go'), secs)
+  redis.call('EXPIRE', job_key(base, epoch, att, 'out'), secs)
+  redis.call('EXPIRE', job_key(base, epoch, att, 'left'), secs)
+end
+
+-- Break attempt att of epoch: the break goes to both lists (an entering
+-- member blocks on go, a running or leaving one on out), so every member
+-- wakes at once. With restarts left the job opens the next attempt's
+-- entering round; else it is over. Returns the outcome.
+local function job_break(base, epoch, att, reason, linger, ttl)
+  local outcome = 'broken ' .. reason
+  local go, out = job_key(base, epoch, att, 'go'), job_key(base, epoch, att, 'out')
+  local prev = redis.call('LINDEX', out, 0)
+  if prev then return prev end
+  if not redis.call('LINDEX', go, 0) then redis.call('RPUSH', go, outcome) end
+  redis.call('RPUSH', out, outcome)
+  local st = redis.call('HMGET', base, 'epoch', 'att', 'k')
+  if tonumber(st[1]) == epoch and tonumber(st[2]) == att then
+    redis.call('HSET', base, 'reason', reason)
+    if att < tonumber(st[3] or '0') then
+      redis.call('HSET', base, 'state', 'enter', 'att', att + 1)
+    else
+      redis.call('HSET', base, 'state', 'over')
+      redis.call('EXPIRE', base, linger)
+      redis.call('EXPIRE', job_key(base, epoch, nil, 'm'), linger)
+      redis.call('EXPIRE', job_key(base, epoch, nil, 'ids'), linger)
+    end
+  end
+  job_expire(base, epoch, att, linger)
+  return outcome
+end
+
+-- Members whose lease ran out break the attempt; they are marked gone.
+local function job_check_leases(base, epoch, att, now, linger, ttl)
+  local inkey = job_key(base, epoch, att, 'in')
+  local dead = redis.call('ZRANGEBYSCORE', inkey, '-inf', '(' .. now,
+                          'LIMIT', 0, 1)
+  if #dead == 0 then return nil end
+  redis.call('HSET', job_key(base, epoch, nil, 'm'), 'state:' .. dead[1], 'gone')
+  return job_break(base, epoch, att, 'lease of ' .. dead[1] .. ' expired',
+                   linger, ttl)
+end

@@ -1,0 +1,84 @@
+-- job-keep: renew this member's lease, and break the job when any member's
+-- lease has run out; say how the attempt stands.
+--
+-- Atomic because the renewal, the expiry check and the break are one step:
+-- a member must never be found dead by a check that ran between its own
+-- renewal's read and write.
+--
+-- KEYS[1]  the job's base key, <prefix>:j:{JOB}
+-- ARGV[1]  epoch, ARGV[2] attempt (as job-enter answered)
+-- ARGV[3]  member id
+-- ARGV[4]  lease in milliseconds (integer >= 1)
+-- ARGV[5]  ttl of idle state in seconds, ARGV[6] linger in seconds
+--
+-- Returns {kind, epoch, att, rank, count, n, text, next_ms}, kind one of
+--   'out'   the attempt ended: text 'ok' (everyone left) or 'broken
+--           <reason>' (possibly broken by this call)
+--   'go'    everyone entered (the go list holds 'go'); lease renewed
+--   'wait'  still entering (count of n), running or leaving; lease
+--           renewed; next_ms: how long until the earliest other member's
+--           lease deadline (-1: none), so the caller looks again just
+--           after it instead of a whole slice later
+--   'lost'  this member is not in the attempt: the state is gone (Redis
+--           restarted without persistence, or the keys were deleted)
+-- A bad argument is an error reply, and nothing is written.
+
+--- @include "includes/args.lua"
+--- @include "includes/time.lua"
+--- @include "includes/keys.lua"
+--- @include "includes/job.lua"
+
+local base = KEYS[1]
+local epoch = int_arg(1, 'epoch', 1, 1e15)
+local att = int_arg(2, 'attempt', 0, 1e15)
+local id = word_arg(3, 'id', false)
+local lease = int_arg(4, 'lease ms', 1, 1e12)
+local ttl = int_arg(5, 'ttl', 1, 1e9)
+local linger = int_arg(6, 'linger', 1, 1e9)
+
+local inkey = job_key(base, epoch, att, 'in')
+local out = redis.call('LINDEX', job_key(base, epoch, att, 'out'), 0)
+if out then return job_reply('out', epoch, att, -1, 0, 0, out) end
+
+-- Few commands per call: this runs every third of a lease for every
+-- member of every job. The renewal itself says whether this member is
+-- listed (XX CH: 0 when it is not), and the two earliest deadlines say
+-- both whether one ran out and when to look next.
+local now = now_ms()
+if redis.call('ZADD', inkey, 'XX', 'CH', now + lease, id) == 0 then
+  return job_reply('lost', epoch, att)
+end
+local next_ms = -1
+local first = redis.call('ZRANGE', inkey, 0, 1, 'WITHSCORES')
+for i = 1, #first, 2 do
+  if first[i] ~= id then
+    local at = tonumber(first[i + 1])
+    if at < now then
+      redis.call('HSET', job_key(base, epoch, nil, 'm'), 'state:' .. first[i],
+                 'gone')
+      return job_reply('out', epoch, att, -1, 0, 0,
+                       job_break(base, epoch, att, 'lease of ' .. first[i] ..
+                                 ' expired', linger, ttl))
+    end
+    next_ms = at - now
+    break
+  end
+end
+
+-- Nothing of a running job may expire; renewed once half the idle ttl
+-- has gone, not on every call.
+local st = redis.call('HMGET', base, 'n', 'exp')
+local n = tonumber(st[1] or '0')
+local keep = math.max(ttl, math.ceil(2 * lease / 1000) + 1)
+if tonumber(st[2] or '0') < now + keep * 500 then
+  redis.call('HSET', base, 'exp', now + keep * 1000)
+  redis.call('EXPIRE', base, keep)
+  redis.call('EXPIRE', job_key(base, epoch, nil, 'm'), keep)
+  redis.call('EXPIRE', job_key(base, epoch, nil, 'ids'), keep)
+  job_expire(base, epoch, att, keep)
+end
+if redis.call('LINDEX', job_key(base, epoch, att, 'go'), 0) == 'go' then
+  return job_reply('go', epoch, att, -1, n, n, '', next_ms)
+end
+return job_reply('wait', epoch, att, -1, redis.call('ZCARD', inkey), n, '',
+                 next_ms)
