@@ -110,8 +110,8 @@ typedef struct rb_url rb_url;
  * password, as in redis-cli. The userinfo ends at the last '@', so a
  * password may hold '/', '#' or '@' unescaped; %XX escapes are decoded in
  * user, password and master. Every part has a length limit (16 hosts of
- * 255 bytes, a 107-byte socket path, a 255-byte user, a 1023-byte
- * password) and input beyond one is refused, never cut short. Error
+ * 255 bytes, a 107-byte socket path, a 255-byte user or master name, a
+ * 1023-byte password) and input beyond one is refused, never cut short. Error
  * messages never quote the URL or any part of it, since any part may be a
  * mistyped password.
  * @param[out] out  freed with rb_url_free; NULL on failure
