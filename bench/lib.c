@@ -19,31 +19,38 @@ struct bench_conn {
 int bench_addr_parse(bench_addr *a, const char *text, char *why,
                      size_t whylen)
 {
-    rb_url u;
+    rb_url *u;
     rb_error err;
+    rb_url_kind kind;
+    const char *password;
+    int rc = 0;
 
     memset(a, 0, sizeof(*a));
     if (rb_url_parse(&u, text, &err) != RB_OK) {
         snprintf(why, whylen, "%s", err.msg);
         return -1;
     }
-    if (u.kind == RB_URL_UNIX) {
+    kind = rb_url_get_kind(u);
+    password = rb_url_get_password(u);
+    /* The bench's arrays hold what the library's limits allow. */
+    if (kind == RB_URL_UNIX) {
         a->unix_socket = 1;
-        snprintf(a->path, sizeof(a->path), "%s", u.path);
-    } else if (u.kind == RB_URL_TCP && u.nodes_count == 1) {
-        snprintf(a->host, sizeof(a->host), "%s", u.nodes[0].host);
-        a->port = u.nodes[0].port;
+        snprintf(a->path, sizeof(a->path), "%s", rb_url_get_path(u));
+    } else if (kind == RB_URL_TCP && rb_url_nodes_count(u) == 1) {
+        snprintf(a->host, sizeof(a->host), "%s", rb_url_get_host(u, 0));
+        a->port = rb_url_get_port(u, 0);
     } else {
         snprintf(why, whylen, "the bench takes one server: a redis://, "
                  "rediss:// or unix:// URL");
-        return -1;
+        rc = -1;
     }
-    a->tls = u.tls;
-    a->db = u.db;
-    a->has_password = u.has_password;
-    snprintf(a->user, sizeof(a->user), "%s", u.user);
-    snprintf(a->password, sizeof(a->password), "%s", u.password);
-    return 0;
+    a->tls = rb_url_is_tls(u);
+    a->db = rb_url_get_db(u);
+    a->has_password = password != NULL;
+    snprintf(a->user, sizeof(a->user), "%s", rb_url_get_user(u));
+    snprintf(a->password, sizeof(a->password), "%s", password ? password : "");
+    rb_url_free(u);
+    return rc;
 }
 
 bench_conn *party_conn(const char *url, const char *cacert)
@@ -51,7 +58,7 @@ bench_conn *party_conn(const char *url, const char *cacert)
     rb_conn_opts co = RB_CONN_OPTS_INIT;
     rb_tls_opts to = RB_TLS_OPTS_INIT;
     bench_conn *bc;
-    rb_url u;
+    rb_url *u;
     rb_error err;
 
     if (rb_url_parse(&u, url, &err) != RB_OK)
@@ -64,8 +71,9 @@ bench_conn *party_conn(const char *url, const char *cacert)
     /* Plain URLs get no TLS options, as the CLI gives none. */
     if (cacert)
         co.tls = &bc->tls;
-    if (rb_conn_new(&bc->c, &u, &co, &err) != RB_OK)
+    if (rb_conn_new(&bc->c, u, &co, &err) != RB_OK)
         die("rb_conn_new: %s", err.msg);
+    rb_url_free(u);
     /* Connected now, so a measured window never holds a handshake. */
     if (rb_conn_connect(bc->c, now_ns() / 1000000 + 10000, &err) != RB_OK)
         die("rb_conn_connect: %s", err.msg);

@@ -178,7 +178,7 @@ int cmd_demo(int argc, char **argv)
     cli_demo_server server = CLI_DEMO_SERVER_INIT;
     cli_demo_check k;
     rb_error err;
-    cli_config cfg;
+    cli_config cfg = CLI_CONFIG_INIT;
     rb_conn *conn = NULL;
     char self[PATH_MAX], run[32], nonce[9];
     const char *url_text, *problem;
@@ -318,6 +318,7 @@ out:
         free(procs);
         cli_demo_check_free(&k);
 out_table:
+        cli_config_free(&cfg);
         arg_freetable(table, sizeof(table) / sizeof(table[0]));
     }
     return code;

@@ -69,7 +69,7 @@ int cmd_sync(int argc, char **argv)
     struct arg_end *end;
     rb_conn *conn = NULL;
     rb_error err;
-    cli_config cfg;
+    cli_config cfg = CLI_CONFIG_INIT;
     char *value = NULL;
     int code, rc;
 
@@ -102,6 +102,7 @@ int cmd_sync(int argc, char **argv)
         }
         free(value);
         rb_conn_free(conn);
+        cli_config_free(&cfg);
         arg_freetable(table, sizeof(table) / sizeof(table[0]));
     }
     return code;
@@ -114,7 +115,7 @@ int cmd_train(int argc, char **argv)
     struct arg_end *end;
     rb_conn *conn = NULL;
     rb_error err;
-    cli_config cfg;
+    cli_config cfg = CLI_CONFIG_INIT;
     char *local_v = NULL, *global_v = NULL;
     int code, rc;
 
@@ -157,6 +158,7 @@ int cmd_train(int argc, char **argv)
         free(local_v);
         free(global_v);
         rb_conn_free(conn);
+        cli_config_free(&cfg);
         arg_freetable(table, sizeof(table) / sizeof(table[0]));
     }
     return code;
@@ -169,7 +171,7 @@ int cmd_get(int argc, char **argv)
     struct arg_end *end;
     rb_conn *conn = NULL;
     rb_error err;
-    cli_config cfg;
+    cli_config cfg = CLI_CONFIG_INIT;
     char *value = NULL;
     int code, rc;
 
@@ -196,6 +198,7 @@ int cmd_get(int argc, char **argv)
         }
         free(value);
         rb_conn_free(conn);
+        cli_config_free(&cfg);
         arg_freetable(table, sizeof(table) / sizeof(table[0]));
     }
     return code;
@@ -208,7 +211,7 @@ int cmd_set(int argc, char **argv)
     struct arg_end *end;
     rb_conn *conn = NULL;
     rb_error err;
-    cli_config cfg;
+    cli_config cfg = CLI_CONFIG_INIT;
     int code, rc;
 
     cli_common_init(&common);
@@ -232,6 +235,7 @@ int cmd_set(int argc, char **argv)
             code = param_done(rc, &err);
         }
         rb_conn_free(conn);
+        cli_config_free(&cfg);
         arg_freetable(table, sizeof(table) / sizeof(table[0]));
     }
     return code;

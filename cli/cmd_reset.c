@@ -37,7 +37,7 @@ int cmd_reset(int argc, char **argv)
     rb_error err;
     rb_reset_result rr = { 0, 0, NULL, 0 };
     char *removed = NULL;
-    cli_config cfg;
+    cli_config cfg = CLI_CONFIG_INIT;
     int code, rc;
 
     cli_common_init(&common);
@@ -134,6 +134,7 @@ out:
     free(removed);
     rb_reset_result_clear(&rr);
     rb_conn_free(conn);
+    cli_config_free(&cfg);
     arg_freetable(table, sizeof(table) / sizeof(table[0]));
     return code;
 }

@@ -60,7 +60,7 @@ typedef struct runner {
     cli_proc cmd, guard;
     int guard_ctl;            /* write end; EOF tells the guard to act */
     char last_break[512];
-    char env_text[10][RB_URL_PASSWORD_MAX + 512];
+    char env_text[10][CLI_PASSWORD_MAX + 512];
     const char *env[11];
 } runner;
 
@@ -515,6 +515,7 @@ out:
         close(r.wake);
     rb_job_free(r.job);
     rb_conn_free(conn);
+    cli_config_free(&r.cfg);
     arg_freetable(table, nt);
     (void)i;
     return code;

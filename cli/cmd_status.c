@@ -156,7 +156,7 @@ int cmd_status(int argc, char **argv)
     rb_status st = { 0, 0, 0, NULL, 0, NULL };
     rb_lock_state ls;
     rb_error err;
-    cli_config cfg;
+    cli_config cfg = CLI_CONFIG_INIT;
     int code, rc, job = 0;
 
     memset(&ls, 0, sizeof(ls));
@@ -208,6 +208,7 @@ out:
     rb_lock_state_clear(&ls);
     rb_status_clear(&st);
     rb_conn_free(conn);
+    cli_config_free(&cfg);
     arg_freetable(table, sizeof(table) / sizeof(table[0]));
     return code;
 }

@@ -343,7 +343,7 @@ int cmd_wait(int argc, char **argv)
     rb_wait_opts opts;
     rb_wait_result res;
     rb_error err;
-    cli_config cfg;
+    cli_config cfg = CLI_CONFIG_INIT;
     rb_conn *conn = NULL;
     cli_progress line = { NULL, NULL, 0 };
     child ch;
@@ -460,6 +460,7 @@ out:
         child_kill(&ch);
     rb_wait_result_clear(&res);
     rb_conn_free(conn);
+    cli_config_free(&cfg);
     arg_freetable(table, nt);
     return code;
 }

@@ -57,7 +57,7 @@ int cmd_worker(int argc, char **argv)
     rb_wait_opts o;
     rb_conn *conn = NULL;
     rb_error err;
-    cli_config cfg;
+    cli_config cfg = CLI_CONFIG_INIT;
     char id[32], *local_v = NULL, *global_v = NULL;
     long index = 0, count = 0, niters = 10, i;
     long long timeout_ms = 0, lease_ms = 10000;
@@ -156,6 +156,7 @@ out:
         free(local_v);
         free(global_v);
         rb_conn_free(conn);
+        cli_config_free(&cfg);
         arg_freetable(table, sizeof(table) / sizeof(table[0]));
     }
     return code;

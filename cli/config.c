@@ -47,16 +47,14 @@ static int apply_connopts(cli_config *cfg, const cli_common *common,
 {
     const char *vals[OPT_COUNT], *origin[OPT_COUNT];
     const char *ins = getenv("RBARRIER_INSECURE");
+    rb_error why;
     size_t i;
 
     for (i = 0; i < OPT_COUNT; i++)
         vals[i] = cli_connopts_value(common, i, &origin[i]);
-    if (vals[OPT_USER]) {
-        if (strlen(vals[OPT_USER]) > RB_URL_USER_MAX)
-            return cli_error(err, "--user is longer than %d bytes",
-                             RB_URL_USER_MAX);
-        memcpy(cfg->url.user, vals[OPT_USER], strlen(vals[OPT_USER]) + 1);
-    }
+    if (vals[OPT_USER] &&
+        rb_url_set_user(cfg->url, vals[OPT_USER], &why) != RB_OK)
+        return cli_error(err, "--user: %.480s", why.msg);
     cfg->tls = (rb_tls_opts)RB_TLS_OPTS_INIT;
     cfg->tls.cacert = vals[OPT_CACERT];
     cfg->tls.cacertdir = vals[OPT_CACERTDIR];
@@ -71,7 +69,7 @@ static int apply_connopts(cli_config *cfg, const cli_common *common,
             return cli_error(err, "$RBARRIER_INSECURE must be 1 or 0");
         cfg->tls.insecure = 1;
     }
-    if (!cfg->url.tls) {
+    if (!rb_url_is_tls(cfg->url)) {
         for (i = OPT_CACERT; i < OPT_COUNT; i++)
             if (cli_connopts_given(common, i))
                 return cli_error(err, "--%s needs a rediss:// or "
@@ -96,7 +94,8 @@ static int apply_connopts(cli_config *cfg, const cli_common *common,
 static int parse_url(cli_config *cfg, const char *text, const char *source,
                      rb_error *err)
 {
-    int rc = rb_url_parse(&cfg->url, text, err);
+    rb_url *url;
+    int rc = rb_url_parse(&url, text, err);
 
     if (rc != RB_OK) {
         /* Say where the URL came from; the library never quotes it. */
@@ -104,27 +103,27 @@ static int parse_url(cli_config *cfg, const char *text, const char *source,
 
         snprintf(msg, sizeof(msg), "%s: %.480s", source, err->msg);
         memcpy(err->msg, msg, sizeof(msg));
+        return rc;
     }
-    return rc;
+    rb_url_free(cfg->url);
+    cfg->url = url;
+    return RB_OK;
 }
 
 /* The password: the URL's, else $REDISCLI_AUTH (redis-cli's rule). */
 static int apply_password(cli_config *cfg, rb_error *err)
 {
     const char *auth = getenv("REDISCLI_AUTH");
-    rb_url *url = &cfg->url;
+    rb_url *url = cfg->url;
+    rb_error why;
 
-    if (!url->has_password && auth && auth[0]) {
-        if (strlen(auth) >= sizeof(url->password))
-            return cli_error(err, "$REDISCLI_AUTH is longer than %zu bytes",
-                             sizeof(url->password) - 1);
-        memcpy(url->password, auth, strlen(auth) + 1);
-        url->has_password = 1;
-    }
-    if (url->user[0] && !url->has_password)
+    if (!rb_url_has_password(url) && auth && auth[0] &&
+        rb_url_set_password(url, auth, &why) != RB_OK)
+        return cli_error(err, "$REDISCLI_AUTH: %.480s", why.msg);
+    if (rb_url_get_user(url)[0] && !rb_url_has_password(url))
         return cli_error(err, "user '%s' needs a password: put it in "
                          "$REDISCLI_AUTH (or in the URL, user:PASSWORD@host)",
-                         url->user);
+                         rb_url_get_user(url));
     return RB_OK;
 }
 
@@ -134,7 +133,7 @@ int cli_config_build(cli_config *cfg, const cli_common *common,
     const char *text = common->url->count ? common->url->sval[0] : NULL;
     const char *source = "--url";
 
-    memset(cfg, 0, sizeof(*cfg));
+    cli_config_free(cfg);
     cfg->prefix = common->prefix->count ? common->prefix->sval[0] : "rb";
     if (rb_check_name(cfg->prefix, "prefix", err) != RB_OK)
         return RB_EINVAL;
@@ -160,12 +159,27 @@ int cli_config_build(cli_config *cfg, const cli_common *common,
     return RB_OK;
 }
 
+void cli_config_free(cli_config *cfg)
+{
+    rb_url_free(cfg->url);
+    memset(cfg, 0, sizeof(*cfg));
+}
+
 int cli_config_use_url(cli_config *cfg, const char *url_text, rb_error *err)
 {
     return parse_url(cfg, url_text, "url", err) == RB_OK &&
                    apply_password(cfg, err) == RB_OK
                ? RB_OK
                : RB_EINVAL;
+}
+
+/* Overwrite a buffer that held a password, in a way the compiler keeps. */
+static void wipe(char *p, size_t n)
+{
+    volatile char *v = p;
+
+    while (n--)
+        *v++ = 0;
 }
 
 /* Said once, so that a long wait on a Redis that is down is not silent. */
@@ -206,7 +220,7 @@ int cli_config_open_cancel(const cli_config *cfg, int cancel_fd,
     opts.replicas = (int)cfg->replicas;
     opts.on_unreachable = say_unreachable;
     opts.client_name = cli_connopts_client_name();
-    if (cfg->url.tls) {
+    if (rb_url_is_tls(cfg->url)) {
         opts.tls = &cfg->tls;
         if (cfg->tls.insecure && !insecure_warned) {
             insecure_warned = 1;
@@ -215,7 +229,7 @@ int cli_config_open_cancel(const cli_config *cfg, int cancel_fd,
                     "this connection");
         }
     }
-    if (rb_conn_new(out, &cfg->url, &opts, &err) != RB_OK)
+    if (rb_conn_new(out, cfg->url, &opts, &err) != RB_OK)
         return cli_fail(cli_exit_code(err.code, 0), "%s", err.msg);
     return -1;
 }
@@ -223,27 +237,37 @@ int cli_config_open_cancel(const cli_config *cfg, int cancel_fd,
 int cli_config_probe(const char *url_text, long long until_ms, rb_error *err)
 {
     rb_conn *conn = NULL;
-    rb_url url;
+    rb_url *url = NULL;
     int rc;
 
     if ((rc = rb_url_parse(&url, url_text, err)) == RB_OK &&
-        (rc = rb_conn_new(&conn, &url, NULL, err)) == RB_OK)
+        (rc = rb_conn_new(&conn, url, NULL, err)) == RB_OK)
         rc = rb_conn_connect(conn, until_ms, err);
     rb_conn_free(conn);
+    rb_url_free(url);
     return rc;
 }
 
 int cli_config_child_url(const cli_config *cfg, char *buf, size_t len)
 {
-    rb_url bare = cfg->url;
+    /* A copy without the password, through its text (the URL is opaque);
+     * the text that held the password is wiped. */
+    char full[16384];   /* any URL the parser takes, percent-encoded */
+    rb_url *bare = NULL;
     rb_error err;
+    int rc = -1;
 
-    bare.has_password = 0;
-    bare.password[0] = '\0';
-    return rb_url_format(buf, len, &bare, 0, &err) == RB_OK ? 0 : -1;
+    if (rb_url_format(full, sizeof(full), cfg->url, 1, &err) == RB_OK &&
+        rb_url_parse(&bare, full, &err) == RB_OK &&
+        rb_url_set_password(bare, NULL, &err) == RB_OK &&
+        rb_url_format(buf, len, bare, 0, &err) == RB_OK)
+        rc = 0;
+    wipe(full, sizeof(full));
+    rb_url_free(bare);
+    return rc;
 }
 
 const char *cli_config_password(const cli_config *cfg)
 {
-    return cfg->url.has_password ? cfg->url.password : NULL;
+    return rb_url_get_password(cfg->url);
 }

@@ -13,20 +13,31 @@
 struct cli_common;
 
 #define CLI_DEFAULT_URL "redis://127.0.0.1:6379/0"
+/* The longest password the library takes (rb_url_set_password refuses
+ * more): what a buffer for REDISCLI_AUTH=PASSWORD must hold. */
+#define CLI_PASSWORD_MAX 1023
 
 typedef struct cli_config {
     const char *prefix;           /* --prefix, else "rb" */
-    rb_url url;
+    rb_url *url;                  /* owned: cli_config_free */
     long long connect_timeout_ms; /* 0: until the operation's deadline */
     long replicas;                /* --replicas K */
     rb_tls_opts tls;              /* used only with a rediss URL */
 } cli_config;
+
+/* A config nothing was built into yet: cli_config_free takes it, so a
+ * command declares its config with this and frees it on every path. */
+#define CLI_CONFIG_INIT { .prefix = NULL }
 
 /* Decide everything from the common flags and the environment. No I/O
  * but reading the TLS paths' metadata; a message never quotes the URL (it
  * may hold a password). RB_OK or RB_EINVAL (bad input: exit 2). */
 int cli_config_build(cli_config *cfg, const struct cli_common *common,
                      rb_error *err);
+
+/* Free what the config owns (its URL, password wiped); the config is
+ * CLI_CONFIG_INIT again after. */
+void cli_config_free(cli_config *cfg);
 
 /* Use url_text instead (the demo's private server); RB_OK or RB_EINVAL. */
 int cli_config_use_url(cli_config *cfg, const char *url_text, rb_error *err);

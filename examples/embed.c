@@ -33,7 +33,7 @@ static int exit_code(int rc)
 
 int main(int argc, char **argv)
 {
-    rb_url url;
+    rb_url *url = NULL;
     rb_conn_opts copts = RB_CONN_OPTS_INIT;
     rb_wait_opts wopts = RB_WAIT_OPTS_INIT;
     rb_wait_result res;
@@ -66,10 +66,13 @@ int main(int argc, char **argv)
     if ((rc = rb_url_parse(&url, argv[1], &err)) != RB_OK ||
         (rc = rb_check_name(wopts.name, "name", &err)) != RB_OK ||
         (rc = rb_check_id(wopts.id, "id", &err)) != RB_OK ||
-        (rc = rb_conn_new(&conn, &url, &copts, &err)) != RB_OK) {
+        (rc = rb_conn_new(&conn, url, &copts, &err)) != RB_OK) {
         fprintf(stderr, "embed: %s (%s)\n", err.msg, rb_strerror(rc));
+        rb_url_free(url);
         return exit_code(rc);
     }
+    /* The handle copied what it needs of the URL. */
+    rb_url_free(url);
     for (i = 0; i < rounds; i++) {
         rc = rb_barrier_wait(&res, conn, &wopts, &err);
         if (rc != RB_OK) {

@@ -52,8 +52,8 @@ int rb_cluster__load(rb_conn *c, const redisReply *r)
         m = e->element[2];
         /* An empty or "?" endpoint means "the address you asked". */
         host = m->element[0]->str;
-        if (host[0] == '\0' || strcmp(host, "?") == 0)
-            host = c->url.nodes[0].host;
+        if ((host[0] == '\0' || strcmp(host, "?") == 0) && c->seed_host)
+            host = c->seed_host;
         idx = rb_router__add_node(c, host, (int)m->element[1]->integer,
                                   NULL);
         if (idx < 0)

@@ -54,10 +54,13 @@ int rb_conn_new(rb_conn **out, const rb_url *url, const rb_conn_opts *opts,
     rb_conn *c;
     rb_conn_opts defaults = RB_CONN_OPTS_INIT;
     const char *password = NULL;
-    size_t i;
+    rb_url_kind kind;
+    size_t i, nodes;
     int rc;
 
     *out = NULL;
+    if (url == NULL)
+        return rb_error__set(err, RB_EINVAL, "no URL");
     if (opts && opts->version != RB_CONN_OPTS_VERSION)
         return rb_error__set(err, RB_EINVAL, "rb_conn_opts version %u is "
                              "not one this library knows (%d)",
@@ -65,7 +68,6 @@ int rb_conn_new(rb_conn **out, const rb_url *url, const rb_conn_opts *opts,
     c = calloc(1, sizeof(*c));
     if (c == NULL)
         return rb_error__set(err, RB_ENOMEM, "out of memory");
-    c->url = *url;
     c->opts = opts ? *opts : defaults;
     c->current = -1;
     if (c->opts.connect_timeout_ms < 0)
@@ -76,8 +78,8 @@ int rb_conn_new(rb_conn **out, const rb_url *url, const rb_conn_opts *opts,
         c->opts.replicas = 0;
     if (c->opts.password)
         password = c->opts.password;
-    else if (url->has_password)
-        password = url->password;
+    else
+        password = rb_url_get_password(url);
     if (password && strlen(password) > RB_URL_PASSWORD_MAX) {
         rb_conn_free(c);
         return rb_error__set(err, RB_EINVAL, "password is longer than %d "
@@ -96,33 +98,45 @@ int rb_conn_new(rb_conn **out, const rb_url *url, const rb_conn_opts *opts,
             goto nomem;
     }
     c->opts.client_name = NULL;
+    kind = rb_url_get_kind(url);
+    nodes = rb_url_nodes_count(url);
+    c->db = rb_url_get_db(url);
+    if (rb_url_get_user(url)[0] &&
+        (c->user = dup_str(rb_url_get_user(url))) == NULL)
+        goto nomem;
+    if (kind == RB_URL_SENTINEL &&
+        (c->master = dup_str(rb_url_get_master(url))) == NULL)
+        goto nomem;
+    if (kind == RB_URL_TCP &&
+        (c->seed_host = dup_str(rb_url_get_host(url, 0))) == NULL)
+        goto nomem;
     /* OpenSSL is loaded with the program but set up only here, for a
      * rediss:// URL: a plain one costs it nothing at run time. */
-    if (url->tls &&
+    if (rb_url_is_tls(url) &&
         (rc = rb_tls__ctx_new(&c->tls, c->opts.tls, err)) != RB_OK) {
         rb_conn_free(c);
         return rc;
     }
     c->opts.tls = NULL;
-    c->stream.is_unix = url->kind == RB_URL_UNIX;
+    c->stream.is_unix = kind == RB_URL_UNIX;
     c->stream.tls = c->tls;
 
-    if (url->kind == RB_URL_UNIX) {
-        if (rb_router__add_node(c, NULL, 0, url->path) < 0)
+    if (kind == RB_URL_UNIX) {
+        if (rb_router__add_node(c, NULL, 0, rb_url_get_path(url)) < 0)
             goto nomem;
-    } else if (url->kind == RB_URL_SENTINEL) {
+    } else if (kind == RB_URL_SENTINEL) {
         c->mode = RB_ROUTE_SENTINEL;
-        for (i = 0; i < url->nodes_count && i < RB_NODES_MAX; i++) {
-            c->sentinels[i] = rb_node__new(url->nodes[i].host,
-                                           url->nodes[i].port, NULL);
+        for (i = 0; i < nodes && i < RB_NODES_MAX; i++) {
+            c->sentinels[i] = rb_node__new(rb_url_get_host(url, i),
+                                           rb_url_get_port(url, i), NULL);
             if (c->sentinels[i] == NULL)
                 goto nomem;
             c->nsentinels++;
         }
     } else {
-        for (i = 0; i < url->nodes_count; i++)
-            if (rb_router__add_node(c, url->nodes[i].host,
-                                    url->nodes[i].port, NULL) < 0)
+        for (i = 0; i < nodes; i++)
+            if (rb_router__add_node(c, rb_url_get_host(url, i),
+                                    rb_url_get_port(url, i), NULL) < 0)
                 goto nomem;
     }
     *out = c;
@@ -146,11 +160,13 @@ void rb_conn_free(rb_conn *c)
     free(c->slot_node);
     rb_tls__ctx_free(c->tls);
     if (c->password) {
-        memset(c->password, 0, strlen(c->password));
+        rb_secret__wipe(c->password, strlen(c->password));
         free(c->password);
     }
     free(c->client_name);
-    memset(&c->url, 0, sizeof(c->url));
+    free(c->user);
+    free(c->master);
+    free(c->seed_host);
     free(c);
 }
 

@@ -19,6 +19,20 @@
 int rb_error__set(rb_error *err, int code, const char *fmt, ...)
     RB_PRINTF(3, 4);
 
+/* ---- URLs (rb_url.c) ---------------------------------------------------
+ *
+ * The limits of a URL's parts: input beyond one is refused with RB_EINVAL,
+ * never cut short. */
+#define RB_URL_NODES_MAX 16
+#define RB_URL_HOST_MAX 255   /* a DNS name is at most 253 bytes */
+#define RB_URL_PATH_MAX 107   /* sun_path, less its NUL */
+#define RB_URL_USER_MAX 255
+#define RB_URL_PASSWORD_MAX 1023
+
+/* Overwrite n bytes at p with zeros in a way the compiler may not drop
+ * (memory about to be freed that held a password). */
+void rb_secret__wipe(void *p, size_t n);
+
 /* ---- deadlines --------------------------------------------------------
  *
  * When a call stops trying: one value, built once by the caller of an

@@ -59,9 +59,9 @@ rb_node_io rb_router__open(rb_conn *c, rb_node *n, const rb_deadline *d,
      * before the first MOVED, and survives that node's death even when it
      * served every call so far. */
     rb_node_hello hello = {
-        .user = c->url.user,
+        .user = c->user,
         .password = c->password,
-        .db = c->url.db,
+        .db = c->db,
         .client_name = c->client_name,
         .probe_cluster = c->mode == RB_ROUTE_ONE && !c->probed &&
                          !c->stream.is_unix,

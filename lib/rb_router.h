@@ -31,7 +31,13 @@ typedef enum rb_route_mode {
 } rb_route_mode;
 
 struct rb_conn {
-    rb_url url;
+    /* What the handle needs of the caller's URL, copied by rb_conn_new
+     * (the caller may free its rb_url then). */
+    char *user;               /* NULL: the default user */
+    int db;
+    char *master;             /* SENTINEL: the master's name */
+    char *seed_host;          /* TCP: the URL's first host, for a cluster
+                                 node that names its own address "?" */
     rb_conn_opts opts;
     char *password;           /* NULL: no AUTH */
     char *client_name;        /* NULL: no CLIENT SETNAME */

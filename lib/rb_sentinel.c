@@ -21,7 +21,7 @@ static rb_node_io find_master(rb_conn *c, const rb_deadline *d,
                               int cancel_fd, rb_error *err)
 {
     const char *q[3] = { "SENTINEL", "get-master-addr-by-name",
-                         c->url.master };
+                         c->master };
     const char *role[1] = { "ROLE" };
     rb_node_hello none = { .password = NULL };
     rb_stream_cfg stream = c->stream;
@@ -51,7 +51,7 @@ static rb_node_io find_master(rb_conn *c, const rb_deadline *d,
             !is_str(r->element[0]) || !is_str(r->element[1])) {
             rb_error__set(&last, RB_EUNREACHABLE,
                           "sentinel %s does not know master '%s'%s%s",
-                          rb_node__name(s), c->url.master,
+                          rb_node__name(s), c->master,
                           r->type == REDIS_REPLY_ERROR ? ": " : "",
                           r->type == REDIS_REPLY_ERROR ? r->str : "");
             freeReplyObject(r);
@@ -79,7 +79,7 @@ static rb_node_io find_master(rb_conn *c, const rb_deadline *d,
             rb_error__set(err, RB_EUNREACHABLE,
                           "Redis at %s, named by the sentinels as master "
                           "'%s', is not a master (a failover is under way)",
-                          rb_node__name(c->nodes[idx]), c->url.master);
+                          rb_node__name(c->nodes[idx]), c->master);
             freeReplyObject(r);
             rb_node__drop(c->nodes[idx]);
             return RB_NODE_FAILED;
@@ -89,7 +89,7 @@ static rb_node_io find_master(rb_conn *c, const rb_deadline *d,
         return RB_NODE_OK;
     }
     rb_error__set(err, RB_EUNREACHABLE, "cannot reach a sentinel for master "
-                  "'%s' (%s)", c->url.master, last.msg);
+                  "'%s' (%s)", c->master, last.msg);
     return RB_NODE_FAILED;
 }
 

@@ -19,6 +19,34 @@
 
 #define DB_MAX 1000000
 
+/* Private: the public header has only the name. Parts live in arrays at
+ * their limits (rb_internal.h), which the parser enforces. */
+typedef struct rb_url_node {
+    char host[RB_URL_HOST_MAX + 1]; /* an IPv6 address without brackets */
+    int port;
+} rb_url_node;
+
+struct rb_url {
+    rb_url_kind kind;
+    int tls;              /* rediss:// or rediss-sentinel:// */
+    size_t nodes_count;   /* TCP and SENTINEL: 1..RB_URL_NODES_MAX; UNIX: 0 */
+    rb_url_node nodes[RB_URL_NODES_MAX];
+    char path[RB_URL_PATH_MAX + 1];     /* UNIX */
+    char master[RB_URL_HOST_MAX + 1];   /* SENTINEL: the #MASTER name */
+    int db;
+    char user[RB_URL_USER_MAX + 1];     /* "": the default user */
+    char password[RB_URL_PASSWORD_MAX + 1];
+    int has_password;     /* 0: none given (`user:@` too) */
+};
+
+void rb_secret__wipe(void *p, size_t n)
+{
+    volatile unsigned char *v = p;
+
+    while (n--)
+        *v++ = 0;
+}
+
 static int hexval(char c)
 {
     if (c >= '0' && c <= '9') return c - '0';
@@ -288,12 +316,11 @@ static const struct {
     { "rediss-sentinel", RB_URL_SENTINEL, 1, 26379 },
 };
 
-int rb_url_parse(rb_url *out, const char *text, rb_error *err)
+static int parse_into(rb_url *out, const char *text, rb_error *err)
 {
     const char *sep;
     size_t i, slen;
 
-    memset(out, 0, sizeof(*out));
     if (text == NULL || text[0] == '\0')
         return rb_error__set(err, RB_EINVAL, "URL must not be empty");
     sep = strstr(text, "://");
@@ -315,6 +342,94 @@ int rb_url_parse(rb_url *out, const char *text, rb_error *err)
     return rb_error__set(err, RB_EINVAL,
                          "unsupported URL scheme (use redis://, rediss://, "
                          "unix://, redis-sentinel:// or rediss-sentinel://)");
+}
+
+int rb_url_parse(rb_url **out, const char *text, rb_error *err)
+{
+    rb_url *u;
+    int rc;
+
+    *out = NULL;
+    if ((u = calloc(1, sizeof(*u))) == NULL)
+        return rb_error__set(err, RB_ENOMEM, "out of memory");
+    /* A refused URL may have left part of a password behind. */
+    if ((rc = parse_into(u, text, err)) != RB_OK) {
+        rb_url_free(u);
+        return rc;
+    }
+    *out = u;
+    return RB_OK;
+}
+
+void rb_url_free(rb_url *url)
+{
+    if (url == NULL)
+        return;
+    rb_secret__wipe(url, sizeof(*url));
+    free(url);
+}
+
+/* ---- reading and changing ----------------------------------------------- */
+
+rb_url_kind rb_url_get_kind(const rb_url *url) { return url->kind; }
+int rb_url_is_tls(const rb_url *url) { return url->tls; }
+size_t rb_url_nodes_count(const rb_url *url) { return url->nodes_count; }
+int rb_url_get_db(const rb_url *url) { return url->db; }
+const char *rb_url_get_user(const rb_url *url) { return url->user; }
+int rb_url_has_password(const rb_url *url) { return url->has_password; }
+
+const char *rb_url_get_host(const rb_url *url, size_t i)
+{
+    return i < url->nodes_count ? url->nodes[i].host : NULL;
+}
+
+int rb_url_get_port(const rb_url *url, size_t i)
+{
+    return i < url->nodes_count ? url->nodes[i].port : 0;
+}
+
+const char *rb_url_get_path(const rb_url *url)
+{
+    return url->kind == RB_URL_UNIX ? url->path : NULL;
+}
+
+const char *rb_url_get_master(const rb_url *url)
+{
+    return url->kind == RB_URL_SENTINEL ? url->master : NULL;
+}
+
+const char *rb_url_get_password(const rb_url *url)
+{
+    return url->has_password ? url->password : NULL;
+}
+
+int rb_url_set_user(rb_url *url, const char *user, rb_error *err)
+{
+    size_t n = user ? strlen(user) : 0;
+
+    if (n > RB_URL_USER_MAX)
+        return rb_error__set(err, RB_EINVAL,
+                             "user name is longer than %d bytes",
+                             RB_URL_USER_MAX);
+    if (n)
+        memcpy(url->user, user, n);
+    url->user[n] = '\0';
+    return RB_OK;
+}
+
+int rb_url_set_password(rb_url *url, const char *password, rb_error *err)
+{
+    size_t n = password ? strlen(password) : 0;
+
+    if (n > RB_URL_PASSWORD_MAX)
+        return rb_error__set(err, RB_EINVAL,
+                             "password is longer than %d bytes",
+                             RB_URL_PASSWORD_MAX);
+    rb_secret__wipe(url->password, sizeof(url->password));
+    if (n)
+        memcpy(url->password, password, n);
+    url->has_password = n > 0;
+    return RB_OK;
 }
 
 /* ---- formatting --------------------------------------------------------- */

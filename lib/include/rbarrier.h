@@ -88,38 +88,16 @@ typedef enum rb_url_kind {
                              of a cluster (fallbacks), tried in turn */
     RB_URL_UNIX,          /* unix:///path: a local socket */
     RB_URL_SENTINEL       /* redis-sentinel:// or rediss-sentinel://: nodes
-                             are sentinels, asked for the master `master` */
+                             are sentinels, asked for the master named by
+                             rb_url_get_master */
 } rb_url_kind;
 
-#define RB_URL_NODES_MAX 16
-#define RB_URL_HOST_MAX 255   /* a DNS name is at most 253 bytes */
-#define RB_URL_PATH_MAX 107   /* sun_path, less its NUL */
-#define RB_URL_USER_MAX 255
-#define RB_URL_PASSWORD_MAX 1023
-
-typedef struct rb_url_node {
-    char host[RB_URL_HOST_MAX + 1]; /* an IPv6 address without brackets */
-    int port;
-} rb_url_node;
-
-/* A parsed URL. A value type on purpose, not an opaque handle: a caller
- * parses into its own storage (no allocation, nothing to free on any
- * path), the CLI fills in --user and $REDISCLI_AUTH by assignment, and
- * rb_conn_new copies it whole. Every field has a hard limit (above), and
- * input beyond one is refused with RB_EINVAL, never cut short. */
-typedef struct rb_url {
-    rb_url_kind kind;
-    int tls;              /* rediss:// or rediss-sentinel:// */
-    size_t nodes_count;   /* TCP and SENTINEL: 1..RB_URL_NODES_MAX; UNIX: 0 */
-    rb_url_node nodes[RB_URL_NODES_MAX];
-    char path[RB_URL_PATH_MAX + 1];     /* UNIX */
-    char master[RB_URL_HOST_MAX + 1];   /* SENTINEL: the #MASTER name */
-    int db;
-    char user[RB_URL_USER_MAX + 1];     /* "": the default user */
-    char password[RB_URL_PASSWORD_MAX + 1];
-    int has_password;     /* 0: none given (`user:@` too: the CLI may take
-                             one from $REDISCLI_AUTH) */
-} rb_url;
+/* A parsed URL: opaque, made by rb_url_parse and released with
+ * rb_url_free, read and changed through the calls below. rb_conn_new
+ * copies what it needs, so a URL may be freed once a handle is made.
+ * Strings returned by the getters belong to the URL and stay valid until
+ * it is changed or freed. */
+typedef struct rb_url rb_url;
 
 /* Parse one of
  *   redis://[[user]:password@]host[:port][,host[:port]...][/db]
@@ -131,10 +109,48 @@ typedef struct rb_url {
  * 6379 (26379 for sentinels). A lone userinfo (`redis://secret@host`) is a
  * password, as in redis-cli. The userinfo ends at the last '@', so a
  * password may hold '/', '#' or '@' unescaped; %XX escapes are decoded in
- * user, password and master. Error messages never quote the URL or any
- * part of it, since any part may be a mistyped password.
+ * user, password and master. Every part has a length limit (16 hosts of
+ * 255 bytes, a 107-byte socket path, a 255-byte user or master name, a
+ * 1023-byte password) and input beyond one is refused, never cut short. Error
+ * messages never quote the URL or any part of it, since any part may be a
+ * mistyped password.
+ * @param[out] out  freed with rb_url_free; NULL on failure
+ * @return RB_OK, RB_EINVAL, RB_ENOMEM */
+int rb_url_parse(rb_url **out, const char *text, rb_error *err);
+
+/* Free a URL, overwriting its password first. Takes NULL. */
+void rb_url_free(rb_url *url);
+
+rb_url_kind rb_url_get_kind(const rb_url *url);
+/* 1 for rediss:// and rediss-sentinel://, else 0. */
+int rb_url_is_tls(const rb_url *url);
+/* TCP and SENTINEL: the hosts listed, 1 or more; UNIX: 0. */
+size_t rb_url_nodes_count(const rb_url *url);
+/* The i-th host (an IPv6 address without brackets) and its port; NULL and
+ * 0 when i >= rb_url_nodes_count. */
+const char *rb_url_get_host(const rb_url *url, size_t i);
+int rb_url_get_port(const rb_url *url, size_t i);
+/* UNIX: the socket's path; else NULL. */
+const char *rb_url_get_path(const rb_url *url);
+/* SENTINEL: the master's name; else NULL. */
+const char *rb_url_get_master(const rb_url *url);
+/* The database number (0 unless given). */
+int rb_url_get_db(const rb_url *url);
+/* The ACL user name; "" for the default user. */
+const char *rb_url_get_user(const rb_url *url);
+/* 1 when the URL holds a password. An empty one (`user:@host`) is none,
+ * so a program may take one from elsewhere (the CLI: $REDISCLI_AUTH). */
+int rb_url_has_password(const rb_url *url);
+/* The password in clear, for a program's own connections to the same
+ * server; NULL when none. Never print it: rb_url_format masks it. */
+const char *rb_url_get_password(const rb_url *url);
+
+/* Set the ACL user name (NULL or "": the default user), or the password
+ * (NULL or "": none; the old one is overwritten). Beyond the parser's
+ * limits: RB_EINVAL, and the URL is unchanged.
  * @return RB_OK or RB_EINVAL */
-int rb_url_parse(rb_url *out, const char *text, rb_error *err);
+int rb_url_set_user(rb_url *url, const char *user, rb_error *err);
+int rb_url_set_password(rb_url *url, const char *password, rb_error *err);
 
 /* Write url back as text into out (always NUL-terminated). The password
  * is written as `***` unless with_password is set (percent-encoded then),
@@ -208,8 +224,9 @@ typedef struct rb_conn_opts {
 
 /* Create a connection handle. Connecting is lazy and retried: every call
  * (re)connects as needed, with capped exponential backoff, until its own
- * deadline. The handle copies `url` and `opts` (and the strings opts
- * points to, but not the TLS files: they are read here).
+ * deadline. The handle copies what it needs of `url` and `opts` (and the
+ * strings opts points to, but not the TLS files: they are read here), so
+ * both may be freed once it returns.
  * @param[out] out  freed with rb_conn_free
  * @return RB_OK, RB_EINVAL (an opts version this library does not know, a
  *         TLS file that cannot be read), RB_ENOMEM */

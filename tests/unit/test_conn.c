@@ -119,17 +119,18 @@ static void stop(pid_t pid)
 static rb_conn *open_conn(void)
 {
     char text[160];
-    rb_url url;
+    rb_url *url;
     rb_conn *c = NULL;
     rb_conn_opts o = RB_CONN_OPTS_INIT;
     rb_error err;
 
     snprintf(text, sizeof(text), "unix://%s?db=3", sock_path);
     assert_int_equal(rb_url_parse(&url, text, &err), RB_OK);
-    url.has_password = 1;
-    strcpy(url.password, "pw");
+    assert_int_equal(rb_url_set_password(url, "pw", &err), RB_OK);
     o.client_name = "rbarrier:test";
-    assert_int_equal(rb_conn_new(&c, &url, &o, &err), RB_OK);
+    assert_int_equal(rb_conn_new(&c, url, &o, &err), RB_OK);
+    /* The handle copied what it needs: the URL may go now. */
+    rb_url_free(url);
     return c;
 }
 
@@ -377,7 +378,7 @@ static void test_unfinished_reply_ends_by_deadline(void **state)
     (void)state;
     for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char text[160];
-        rb_url url;
+        rb_url *url;
         rb_conn *c = NULL;
         rb_conn_opts o = RB_CONN_OPTS_INIT;
         redisReply *r = NULL;
@@ -391,7 +392,8 @@ static void test_unfinished_reply_ends_by_deadline(void **state)
         assert_int_equal(rb_url_parse(&url, text, &err), RB_OK);
         /* A long command timeout: only the deadline may end the wait. */
         o.command_timeout_ms = 60000;
-        assert_int_equal(rb_conn_new(&c, &url, &o, &err), RB_OK);
+        assert_int_equal(rb_conn_new(&c, url, &o, &err), RB_OK);
+        rb_url_free(url);
         t0 = rb_now_ms();
         rc = ping(c, rb_deadline__within(t0, 1000), &r, &err);
         took = rb_now_ms() - t0;
@@ -413,7 +415,7 @@ static void test_unfinished_reply_ends_by_deadline(void **state)
 static void test_huge_bulk_refused(void **state)
 {
     char text[160];
-    rb_url url;
+    rb_url *url;
     rb_conn *c = NULL;
     redisReply *r = NULL;
     rb_error err;
@@ -424,7 +426,8 @@ static void test_huge_bulk_refused(void **state)
     (void)state;
     snprintf(text, sizeof(text), "unix://%s", sock_path);
     assert_int_equal(rb_url_parse(&url, text, &err), RB_OK);
-    assert_int_equal(rb_conn_new(&c, &url, NULL, &err), RB_OK);
+    assert_int_equal(rb_conn_new(&c, url, NULL, &err), RB_OK);
+    rb_url_free(url);
     t0 = rb_now_ms();
     rc = ping(c, rb_deadline__within(t0, 20000), &r, &err);
     took = rb_now_ms() - t0;
@@ -438,7 +441,7 @@ static void test_huge_bulk_refused(void **state)
  * before anything is set up (a program built against a newer header). */
 static void test_unknown_opts_version_refused(void **state)
 {
-    rb_url url;
+    rb_url *url;
     rb_conn *c = NULL;
     rb_conn_opts o = RB_CONN_OPTS_INIT;
     rb_tls_opts t = RB_TLS_OPTS_INIT;
@@ -448,21 +451,23 @@ static void test_unknown_opts_version_refused(void **state)
     assert_int_equal(o.version, RB_CONN_OPTS_VERSION);
     assert_int_equal(rb_url_parse(&url, "redis://127.0.0.1:1", &err), RB_OK);
     o.version = RB_CONN_OPTS_VERSION + 1;
-    assert_int_equal(rb_conn_new(&c, &url, &o, &err), RB_EINVAL);
+    assert_int_equal(rb_conn_new(&c, url, &o, &err), RB_EINVAL);
     assert_null(c);
     assert_non_null(strstr(err.msg, "version"));
     o.version = 0;
-    assert_int_equal(rb_conn_new(&c, &url, &o, &err), RB_EINVAL);
+    assert_int_equal(rb_conn_new(&c, url, &o, &err), RB_EINVAL);
+    rb_url_free(url);
     /* The TLS options too, for a rediss:// URL. */
     assert_int_equal(rb_url_parse(&url, "rediss://127.0.0.1:1", &err),
                      RB_OK);
     o = (rb_conn_opts)RB_CONN_OPTS_INIT;
     t.version = 0;
     o.tls = &t;
-    assert_int_equal(rb_conn_new(&c, &url, &o, &err), RB_EINVAL);
+    assert_int_equal(rb_conn_new(&c, url, &o, &err), RB_EINVAL);
     assert_null(c);
     t = (rb_tls_opts)RB_TLS_OPTS_INIT;
-    assert_int_equal(rb_conn_new(&c, &url, &o, &err), RB_OK);
+    assert_int_equal(rb_conn_new(&c, url, &o, &err), RB_OK);
+    rb_url_free(url);
     rb_conn_free(c);
 }
 
@@ -494,7 +499,7 @@ static void test_hello_rides_with_first_command(void **state)
     };
     pid_t pid = serve(replies, 2);
     char text[160];
-    rb_url url;
+    rb_url *url;
     rb_conn *c = NULL;
     rb_conn_opts o = RB_CONN_OPTS_INIT;
     redisReply *r = NULL;
@@ -506,7 +511,8 @@ static void test_hello_rides_with_first_command(void **state)
     snprintf(text, sizeof(text), "unix://%s", sock_path);
     assert_int_equal(rb_url_parse(&url, text, &err), RB_OK);
     o.client_name = "rbarrier:test";
-    assert_int_equal(rb_conn_new(&c, &url, &o, &err), RB_OK);
+    assert_int_equal(rb_conn_new(&c, url, &o, &err), RB_OK);
+    rb_url_free(url);   /* the handle keeps what it needs */
     assert_int_equal(ping(c, rb_deadline__once(), &r, &err), RB_OK);
     assert_string_equal(r->str, "PONG");
     freeReplyObject(r);

@@ -11,24 +11,42 @@
 #include <cmocka.h>
 
 #include "rbarrier.h"
+#include "rb_internal.h"   /* the limits */
 
 #define SECRET "S3cret"
 
-static void parse_ok(const char *text, rb_url *u)
+/* The URL a test looks at: each parse_ok frees the one before, and the
+ * teardown the last. */
+static rb_url *cur;
+
+static rb_url *parse_ok(const char *text)
 {
     rb_error err = { 0, "" };
 
-    if (rb_url_parse(u, text, &err) != RB_OK)
+    rb_url_free(cur);
+    cur = NULL;
+    if (rb_url_parse(&cur, text, &err) != RB_OK)
         fail_msg("'%s': %s", text, err.msg);
+    return cur;
+}
+
+static int free_cur(void **state)
+{
+    (void)state;
+    rb_url_free(cur);
+    cur = NULL;
+    return 0;
 }
 
 static void parse_bad(const char *text, const char *needle)
 {
-    rb_url u;
+    static char marker;
+    rb_url *u = (rb_url *)&marker;   /* the parser must set it to NULL */
     rb_error err = { 0, "" };
 
     if (rb_url_parse(&u, text, &err) != RB_EINVAL)
         fail_msg("'%s' was accepted", text);
+    assert_null(u);
     assert_int_equal(err.code, RB_EINVAL);
     if (strstr(err.msg, needle) == NULL)
         fail_msg("'%s': '%s' lacks '%s'", text, err.msg, needle);
@@ -40,99 +58,99 @@ static void parse_bad(const char *text, const char *needle)
 
 static void test_url_host_only(void **state)
 {
-    rb_url u;
+    rb_url *u;
 
     (void)state;
-    parse_ok("redis://example.org", &u);
-    assert_int_equal(u.kind, RB_URL_TCP);
-    assert_false(u.tls);
-    assert_int_equal(u.nodes_count, 1);
-    assert_string_equal(u.nodes[0].host, "example.org");
-    assert_int_equal(u.nodes[0].port, 6379);
-    assert_int_equal(u.db, 0);
-    assert_false(u.has_password);
-    assert_string_equal(u.user, "");
+    u = parse_ok("redis://example.org");
+    assert_int_equal(rb_url_get_kind(u), RB_URL_TCP);
+    assert_false(rb_url_is_tls(u));
+    assert_int_equal(rb_url_nodes_count(u), 1);
+    assert_string_equal(rb_url_get_host(u, 0), "example.org");
+    assert_int_equal(rb_url_get_port(u, 0), 6379);
+    assert_int_equal(rb_url_get_db(u), 0);
+    assert_false(rb_url_has_password(u));
+    assert_string_equal(rb_url_get_user(u), "");
 }
 
 static void test_url_full(void **state)
 {
-    rb_url u;
+    rb_url *u;
 
     (void)state;
-    parse_ok("redis://alice:s%40cret@10.0.0.5:6380/3", &u);
-    assert_string_equal(u.user, "alice");
-    assert_string_equal(u.password, "s@cret");
-    assert_true(u.has_password);
-    assert_string_equal(u.nodes[0].host, "10.0.0.5");
-    assert_int_equal(u.nodes[0].port, 6380);
-    assert_int_equal(u.db, 3);
+    u = parse_ok("redis://alice:s%40cret@10.0.0.5:6380/3");
+    assert_string_equal(rb_url_get_user(u), "alice");
+    assert_string_equal(rb_url_get_password(u), "s@cret");
+    assert_true(rb_url_has_password(u));
+    assert_string_equal(rb_url_get_host(u, 0), "10.0.0.5");
+    assert_int_equal(rb_url_get_port(u, 0), 6380);
+    assert_int_equal(rb_url_get_db(u), 3);
 }
 
 static void test_url_password_only(void **state)
 {
-    rb_url u;
+    rb_url *u;
 
     (void)state;
-    parse_ok("redis://:pw@h:1", &u);
-    assert_string_equal(u.user, "");
-    assert_string_equal(u.password, "pw");
-    assert_true(u.has_password);
+    u = parse_ok("redis://:pw@h:1");
+    assert_string_equal(rb_url_get_user(u), "");
+    assert_string_equal(rb_url_get_password(u), "pw");
+    assert_true(rb_url_has_password(u));
     /* A lone userinfo is the password, as in redis-cli. */
-    parse_ok("redis://lonepw@h", &u);
-    assert_string_equal(u.password, "lonepw");
-    assert_string_equal(u.user, "");
-    assert_true(u.has_password);
-    parse_ok("redis://@h", &u);
-    assert_false(u.has_password);
-    parse_ok("redis://:@h", &u);
-    assert_false(u.has_password);
+    u = parse_ok("redis://lonepw@h");
+    assert_string_equal(rb_url_get_password(u), "lonepw");
+    assert_string_equal(rb_url_get_user(u), "");
+    assert_true(rb_url_has_password(u));
+    u = parse_ok("redis://@h");
+    assert_false(rb_url_has_password(u));
+    u = parse_ok("redis://:@h");
+    assert_false(rb_url_has_password(u));
 }
 
 static void test_url_user_without_password(void **state)
 {
-    rb_url u;
+    rb_url *u;
 
     (void)state;
     /* user:@ names the user; the password comes from elsewhere (the CLI:
      * $REDISCLI_AUTH), never an empty one. */
-    parse_ok("redis://bob:@h:7/1", &u);
-    assert_string_equal(u.user, "bob");
-    assert_false(u.has_password);
-    assert_string_equal(u.password, "");
-    assert_int_equal(u.nodes[0].port, 7);
-    assert_int_equal(u.db, 1);
+    u = parse_ok("redis://bob:@h:7/1");
+    assert_string_equal(rb_url_get_user(u), "bob");
+    assert_false(rb_url_has_password(u));
+    assert_null(rb_url_get_password(u));
+    assert_int_equal(rb_url_get_port(u, 0), 7);
+    assert_int_equal(rb_url_get_db(u), 1);
 }
 
 static void test_url_password_specials(void **state)
 {
-    rb_url u;
+    rb_url *u;
 
     (void)state;
     /* The userinfo ends at the last '@': '/', '#', '@', ':' and '?' in a
      * password need no escaping. */
-    parse_ok("redis://u:a/b@c#d?e:f@h:9/2", &u);
-    assert_string_equal(u.user, "u");
-    assert_string_equal(u.password, "a/b@c#d?e:f");
-    assert_string_equal(u.nodes[0].host, "h");
-    assert_int_equal(u.nodes[0].port, 9);
-    assert_int_equal(u.db, 2);
-    parse_ok("redis://%75ser:%2F%25%3a@h", &u);
-    assert_string_equal(u.user, "user");
-    assert_string_equal(u.password, "/%:");
+    u = parse_ok("redis://u:a/b@c#d?e:f@h:9/2");
+    assert_string_equal(rb_url_get_user(u), "u");
+    assert_string_equal(rb_url_get_password(u), "a/b@c#d?e:f");
+    assert_string_equal(rb_url_get_host(u, 0), "h");
+    assert_int_equal(rb_url_get_port(u, 0), 9);
+    assert_int_equal(rb_url_get_db(u), 2);
+    u = parse_ok("redis://%75ser:%2F%25%3a@h");
+    assert_string_equal(rb_url_get_user(u), "user");
+    assert_string_equal(rb_url_get_password(u), "/%:");
 }
 
 static void test_url_ipv6(void **state)
 {
-    rb_url u;
+    rb_url *u;
 
     (void)state;
-    parse_ok("redis://[::1]:7000/2", &u);
-    assert_string_equal(u.nodes[0].host, "::1");
-    assert_int_equal(u.nodes[0].port, 7000);
-    assert_int_equal(u.db, 2);
-    parse_ok("redis://[fe80::1%eth0]", &u);
-    assert_string_equal(u.nodes[0].host, "fe80::1%eth0");
-    assert_int_equal(u.nodes[0].port, 6379);
+    u = parse_ok("redis://[::1]:7000/2");
+    assert_string_equal(rb_url_get_host(u, 0), "::1");
+    assert_int_equal(rb_url_get_port(u, 0), 7000);
+    assert_int_equal(rb_url_get_db(u), 2);
+    u = parse_ok("redis://[fe80::1%eth0]");
+    assert_string_equal(rb_url_get_host(u, 0), "fe80::1%eth0");
+    assert_int_equal(rb_url_get_port(u, 0), 6379);
     parse_bad("redis://[::1:7000", "unclosed");
     parse_bad("redis://::1:7000", "brackets");
     parse_bad("redis://[::1]x", "bad host");
@@ -141,32 +159,32 @@ static void test_url_ipv6(void **state)
 
 static void test_url_trailing_slash(void **state)
 {
-    rb_url u;
+    rb_url *u;
 
     (void)state;
-    parse_ok("redis://h:1/", &u);
-    assert_int_equal(u.db, 0);
+    u = parse_ok("redis://h:1/");
+    assert_int_equal(rb_url_get_db(u), 0);
 }
 
 static void test_url_seeds(void **state)
 {
-    rb_url u;
+    rb_url *u;
 
     (void)state;
-    parse_ok("redis://a:7000,b,[::1]:7002/4", &u);
-    assert_int_equal(u.kind, RB_URL_TCP);
-    assert_int_equal(u.nodes_count, 3);
-    assert_string_equal(u.nodes[0].host, "a");
-    assert_int_equal(u.nodes[0].port, 7000);
-    assert_string_equal(u.nodes[1].host, "b");
-    assert_int_equal(u.nodes[1].port, 6379);
-    assert_string_equal(u.nodes[2].host, "::1");
-    assert_int_equal(u.nodes[2].port, 7002);
-    assert_int_equal(u.db, 4);
-    parse_ok("rediss://u:p@h1:1,h2:2", &u);
-    assert_true(u.tls);
-    assert_int_equal(u.nodes_count, 2);
-    assert_string_equal(u.password, "p");
+    u = parse_ok("redis://a:7000,b,[::1]:7002/4");
+    assert_int_equal(rb_url_get_kind(u), RB_URL_TCP);
+    assert_int_equal(rb_url_nodes_count(u), 3);
+    assert_string_equal(rb_url_get_host(u, 0), "a");
+    assert_int_equal(rb_url_get_port(u, 0), 7000);
+    assert_string_equal(rb_url_get_host(u, 1), "b");
+    assert_int_equal(rb_url_get_port(u, 1), 6379);
+    assert_string_equal(rb_url_get_host(u, 2), "::1");
+    assert_int_equal(rb_url_get_port(u, 2), 7002);
+    assert_int_equal(rb_url_get_db(u), 4);
+    u = parse_ok("rediss://u:p@h1:1,h2:2");
+    assert_true(rb_url_is_tls(u));
+    assert_int_equal(rb_url_nodes_count(u), 2);
+    assert_string_equal(rb_url_get_password(u), "p");
     parse_bad("redis://a:1,,b:2", "empty host");
     parse_bad("redis://a:1,", "empty host");
     parse_bad("redis://,a", "empty host");
@@ -176,52 +194,52 @@ static void test_url_seeds_limit(void **state)
 {
     char text[512];
     size_t i, len;
-    rb_url u;
+    rb_url *u;
 
     (void)state;
     len = (size_t)snprintf(text, sizeof(text), "redis://h0");
     for (i = 1; i < RB_URL_NODES_MAX; i++)
         len += (size_t)snprintf(text + len, sizeof(text) - len, ",h%zu", i);
-    parse_ok(text, &u);
-    assert_int_equal(u.nodes_count, RB_URL_NODES_MAX);
+    u = parse_ok(text);
+    assert_int_equal(rb_url_nodes_count(u), RB_URL_NODES_MAX);
     snprintf(text + len, sizeof(text) - len, ",one-more");
     parse_bad(text, "more than");
 }
 
 static void test_url_tls(void **state)
 {
-    rb_url u;
+    rb_url *u;
 
     (void)state;
-    parse_ok("rediss://cache.example.com", &u);
-    assert_int_equal(u.kind, RB_URL_TCP);
-    assert_true(u.tls);
-    assert_int_equal(u.nodes[0].port, 6379);   /* as redis-cli */
-    parse_ok("rediss://default:pw@[::1]:6380/1", &u);
-    assert_true(u.tls);
-    assert_string_equal(u.user, "default");
-    assert_int_equal(u.nodes[0].port, 6380);
+    u = parse_ok("rediss://cache.example.com");
+    assert_int_equal(rb_url_get_kind(u), RB_URL_TCP);
+    assert_true(rb_url_is_tls(u));
+    assert_int_equal(rb_url_get_port(u, 0), 6379);   /* as redis-cli */
+    u = parse_ok("rediss://default:pw@[::1]:6380/1");
+    assert_true(rb_url_is_tls(u));
+    assert_string_equal(rb_url_get_user(u), "default");
+    assert_int_equal(rb_url_get_port(u, 0), 6380);
 }
 
 static void test_url_sentinel(void **state)
 {
-    rb_url u;
+    rb_url *u;
 
     (void)state;
-    parse_ok("redis-sentinel://s1,s2:26380/2#mymaster", &u);
-    assert_int_equal(u.kind, RB_URL_SENTINEL);
-    assert_false(u.tls);
-    assert_int_equal(u.nodes_count, 2);
-    assert_int_equal(u.nodes[0].port, 26379);
-    assert_int_equal(u.nodes[1].port, 26380);
-    assert_int_equal(u.db, 2);
-    assert_string_equal(u.master, "mymaster");
-    parse_ok("rediss-sentinel://u:p#w@[::1]#m%20x", &u);
-    assert_true(u.tls);
-    assert_string_equal(u.user, "u");
-    assert_string_equal(u.password, "p#w");
-    assert_string_equal(u.nodes[0].host, "::1");
-    assert_string_equal(u.master, "m x");
+    u = parse_ok("redis-sentinel://s1,s2:26380/2#mymaster");
+    assert_int_equal(rb_url_get_kind(u), RB_URL_SENTINEL);
+    assert_false(rb_url_is_tls(u));
+    assert_int_equal(rb_url_nodes_count(u), 2);
+    assert_int_equal(rb_url_get_port(u, 0), 26379);
+    assert_int_equal(rb_url_get_port(u, 1), 26380);
+    assert_int_equal(rb_url_get_db(u), 2);
+    assert_string_equal(rb_url_get_master(u), "mymaster");
+    u = parse_ok("rediss-sentinel://u:p#w@[::1]#m%20x");
+    assert_true(rb_url_is_tls(u));
+    assert_string_equal(rb_url_get_user(u), "u");
+    assert_string_equal(rb_url_get_password(u), "p#w");
+    assert_string_equal(rb_url_get_host(u, 0), "::1");
+    assert_string_equal(rb_url_get_master(u), "m x");
     parse_bad("redis-sentinel://s1:26379", "master's name");
     parse_bad("redis-sentinel://s1:26379#", "master's name");
     parse_bad("redis://h#m", "redis-sentinel");
@@ -229,17 +247,17 @@ static void test_url_sentinel(void **state)
 
 static void test_url_unix(void **state)
 {
-    rb_url u;
+    rb_url *u;
 
     (void)state;
-    parse_ok("unix:///run/redis/redis.sock", &u);
-    assert_int_equal(u.kind, RB_URL_UNIX);
-    assert_int_equal(u.nodes_count, 0);
-    assert_string_equal(u.path, "/run/redis/redis.sock");
-    assert_int_equal(u.db, 0);
-    parse_ok("unix:///tmp/r.sock?db=9", &u);
-    assert_string_equal(u.path, "/tmp/r.sock");
-    assert_int_equal(u.db, 9);
+    u = parse_ok("unix:///run/redis/redis.sock");
+    assert_int_equal(rb_url_get_kind(u), RB_URL_UNIX);
+    assert_int_equal(rb_url_nodes_count(u), 0);
+    assert_string_equal(rb_url_get_path(u), "/run/redis/redis.sock");
+    assert_int_equal(rb_url_get_db(u), 0);
+    u = parse_ok("unix:///tmp/r.sock?db=9");
+    assert_string_equal(rb_url_get_path(u), "/tmp/r.sock");
+    assert_int_equal(rb_url_get_db(u), 9);
 }
 
 static void test_url_bad(void **state)
@@ -272,7 +290,7 @@ static void test_url_bad(void **state)
 static void test_url_long_parts(void **state)
 {
     char text[2200];
-    rb_url u;
+    rb_url *u;
 
     (void)state;
     memset(text, 'a', sizeof(text));
@@ -280,22 +298,22 @@ static void test_url_long_parts(void **state)
     text[8 + RB_URL_PATH_MAX] = '\0';
     parse_bad(text, "longer than");
     text[8 + RB_URL_PATH_MAX - 1] = '\0';
-    parse_ok(text, &u);
+    u = parse_ok(text);
 
     memset(text, 'a', sizeof(text));
     memcpy(text, "redis://", 8);
     text[8 + RB_URL_HOST_MAX + 1] = '\0';
     parse_bad(text, "longer than");
     text[8 + RB_URL_HOST_MAX] = '\0';
-    parse_ok(text, &u);
+    u = parse_ok(text);
 
     /* A password at its limit is kept whole; one byte more is refused,
      * never cut short. */
     memset(text, 'p', sizeof(text));
     memcpy(text, "redis://:", 9);
     strcpy(text + 9 + RB_URL_PASSWORD_MAX, "@h");
-    parse_ok(text, &u);
-    assert_int_equal(strlen(u.password), RB_URL_PASSWORD_MAX);
+    u = parse_ok(text);
+    assert_int_equal(strlen(rb_url_get_password(u)), RB_URL_PASSWORD_MAX);
     memset(text, 'p', sizeof(text));
     memcpy(text, "redis://:", 9);
     strcpy(text + 9 + RB_URL_PASSWORD_MAX + 1, "@h");
@@ -327,7 +345,7 @@ static void test_url_errors_hide_secrets(void **state)
         "unix:///tmp/s?" SECRET,
     };
     size_t i;
-    rb_url u;
+    rb_url *u;
     rb_error err;
 
     (void)state;
@@ -341,23 +359,50 @@ static void test_url_errors_hide_secrets(void **state)
     }
 }
 
+static const char *or_null(const char *s) { return s ? s : "(null)"; }
+
+/* Every getter of a and b agrees. */
+static void assert_same_url(const rb_url *a, const rb_url *b)
+{
+    size_t i;
+
+    assert_int_equal(rb_url_get_kind(a), rb_url_get_kind(b));
+    assert_int_equal(rb_url_is_tls(a), rb_url_is_tls(b));
+    assert_int_equal(rb_url_nodes_count(a), rb_url_nodes_count(b));
+    for (i = 0; i < rb_url_nodes_count(a); i++) {
+        assert_string_equal(rb_url_get_host(a, i), rb_url_get_host(b, i));
+        assert_int_equal(rb_url_get_port(a, i), rb_url_get_port(b, i));
+    }
+    assert_string_equal(or_null(rb_url_get_path(a)),
+                        or_null(rb_url_get_path(b)));
+    assert_string_equal(or_null(rb_url_get_master(a)),
+                        or_null(rb_url_get_master(b)));
+    assert_int_equal(rb_url_get_db(a), rb_url_get_db(b));
+    assert_string_equal(rb_url_get_user(a), rb_url_get_user(b));
+    assert_int_equal(rb_url_has_password(a), rb_url_has_password(b));
+    assert_string_equal(or_null(rb_url_get_password(a)),
+                        or_null(rb_url_get_password(b)));
+}
+
 static void roundtrip(const char *text, const char *masked)
 {
-    rb_url a, b;
+    rb_url *a = NULL, *b = NULL;
     rb_error err;
     char buf[2048];
 
-    parse_ok(text, &a);
-    assert_int_equal(rb_url_format(buf, sizeof(buf), &a, 0, &err), RB_OK);
+    assert_int_equal(rb_url_parse(&a, text, &err), RB_OK);
+    assert_int_equal(rb_url_format(buf, sizeof(buf), a, 0, &err), RB_OK);
     assert_string_equal(buf, masked);
-    assert_int_equal(rb_url_format(buf, sizeof(buf), &a, 1, &err), RB_OK);
-    parse_ok(buf, &b);
-    assert_memory_equal(&a, &b, sizeof(a));
+    assert_int_equal(rb_url_format(buf, sizeof(buf), a, 1, &err), RB_OK);
+    assert_int_equal(rb_url_parse(&b, buf, &err), RB_OK);
+    assert_same_url(a, b);
+    rb_url_free(a);
+    rb_url_free(b);
 }
 
 static void test_url_format(void **state)
 {
-    rb_url u;
+    rb_url *u;
     rb_error err;
     char small[12];
 
@@ -370,32 +415,108 @@ static void test_url_format(void **state)
     roundtrip("rediss-sentinel://:x@s#m%23x",
               "rediss-sentinel://:***@s:26379#m%23x");
     roundtrip("unix:///tmp/s?db=3", "unix:///tmp/s?db=3");
-    parse_ok("redis://u:" SECRET "@h", &u);
-    assert_int_equal(rb_url_format(small, sizeof(small), &u, 1, &err),
+    u = parse_ok("redis://u:" SECRET "@h");
+    assert_int_equal(rb_url_format(small, sizeof(small), u, 1, &err),
                      RB_EINVAL);
     assert_string_equal(small, "");
     assert_null(strstr(err.msg, "cret"));
 }
 
+/* What a part does not have reads as NULL or 0, never as another part. */
+static void test_url_getters(void **state)
+{
+    rb_url *u;
+
+    (void)state;
+    u = parse_ok("redis://a:1,b:2");
+    assert_null(rb_url_get_host(u, 2));
+    assert_int_equal(rb_url_get_port(u, 2), 0);
+    assert_null(rb_url_get_path(u));
+    assert_null(rb_url_get_master(u));
+    assert_null(rb_url_get_password(u));
+    u = parse_ok("unix:///tmp/s");
+    assert_null(rb_url_get_host(u, 0));
+    assert_int_equal(rb_url_get_port(u, 0), 0);
+    assert_null(rb_url_get_master(u));
+    u = parse_ok("redis-sentinel://s#m");
+    assert_null(rb_url_get_path(u));
+    assert_string_equal(rb_url_get_master(u), "m");
+    rb_url_free(NULL);
+}
+
+/* The setters the CLI uses for --user and $REDISCLI_AUTH: the same limits
+ * as the parser, a refused value leaves the URL as it was. */
+static void test_url_setters(void **state)
+{
+    char big[RB_URL_PASSWORD_MAX + 2];
+    rb_url *u;
+    rb_error err;
+    char buf[2048];
+
+    (void)state;
+    u = parse_ok("redis://h");
+    assert_int_equal(rb_url_set_user(u, "alice", &err), RB_OK);
+    assert_string_equal(rb_url_get_user(u), "alice");
+    assert_int_equal(rb_url_set_password(u, "p@ss", &err), RB_OK);
+    assert_true(rb_url_has_password(u));
+    assert_string_equal(rb_url_get_password(u), "p@ss");
+    assert_int_equal(rb_url_format(buf, sizeof(buf), u, 1, &err), RB_OK);
+    assert_string_equal(buf, "redis://alice:p%40ss@h:6379");
+    assert_int_equal(rb_url_format(buf, sizeof(buf), u, 0, &err), RB_OK);
+    assert_string_equal(buf, "redis://alice:***@h:6379");
+
+    memset(big, 'x', sizeof(big));
+    big[RB_URL_USER_MAX + 1] = '\0';
+    assert_int_equal(rb_url_set_user(u, big, &err), RB_EINVAL);
+    assert_non_null(strstr(err.msg, "longer than"));
+    assert_string_equal(rb_url_get_user(u), "alice");
+    big[RB_URL_USER_MAX] = '\0';
+    assert_int_equal(rb_url_set_user(u, big, &err), RB_OK);
+    assert_int_equal(strlen(rb_url_get_user(u)), RB_URL_USER_MAX);
+
+    memset(big, 'y', sizeof(big));
+    big[RB_URL_PASSWORD_MAX + 1] = '\0';
+    assert_int_equal(rb_url_set_password(u, big, &err), RB_EINVAL);
+    assert_null(strstr(err.msg, "yyy"));
+    assert_string_equal(rb_url_get_password(u), "p@ss");
+    big[RB_URL_PASSWORD_MAX] = '\0';
+    assert_int_equal(rb_url_set_password(u, big, &err), RB_OK);
+    assert_int_equal(strlen(rb_url_get_password(u)), RB_URL_PASSWORD_MAX);
+
+    /* NULL or "": back to none, and to the default user. */
+    assert_int_equal(rb_url_set_password(u, "", &err), RB_OK);
+    assert_false(rb_url_has_password(u));
+    assert_null(rb_url_get_password(u));
+    assert_int_equal(rb_url_set_password(u, "x", &err), RB_OK);
+    assert_int_equal(rb_url_set_password(u, NULL, &err), RB_OK);
+    assert_false(rb_url_has_password(u));
+    assert_int_equal(rb_url_set_user(u, NULL, &err), RB_OK);
+    assert_string_equal(rb_url_get_user(u), "");
+    assert_int_equal(rb_url_format(buf, sizeof(buf), u, 1, &err), RB_OK);
+    assert_string_equal(buf, "redis://h:6379");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_url_host_only),
-        cmocka_unit_test(test_url_full),
-        cmocka_unit_test(test_url_password_only),
-        cmocka_unit_test(test_url_user_without_password),
-        cmocka_unit_test(test_url_password_specials),
-        cmocka_unit_test(test_url_ipv6),
-        cmocka_unit_test(test_url_trailing_slash),
-        cmocka_unit_test(test_url_seeds),
-        cmocka_unit_test(test_url_seeds_limit),
-        cmocka_unit_test(test_url_tls),
-        cmocka_unit_test(test_url_sentinel),
-        cmocka_unit_test(test_url_unix),
-        cmocka_unit_test(test_url_bad),
-        cmocka_unit_test(test_url_long_parts),
-        cmocka_unit_test(test_url_errors_hide_secrets),
-        cmocka_unit_test(test_url_format),
+        cmocka_unit_test_teardown(test_url_host_only, free_cur),
+        cmocka_unit_test_teardown(test_url_full, free_cur),
+        cmocka_unit_test_teardown(test_url_password_only, free_cur),
+        cmocka_unit_test_teardown(test_url_user_without_password, free_cur),
+        cmocka_unit_test_teardown(test_url_password_specials, free_cur),
+        cmocka_unit_test_teardown(test_url_ipv6, free_cur),
+        cmocka_unit_test_teardown(test_url_trailing_slash, free_cur),
+        cmocka_unit_test_teardown(test_url_seeds, free_cur),
+        cmocka_unit_test_teardown(test_url_seeds_limit, free_cur),
+        cmocka_unit_test_teardown(test_url_tls, free_cur),
+        cmocka_unit_test_teardown(test_url_sentinel, free_cur),
+        cmocka_unit_test_teardown(test_url_unix, free_cur),
+        cmocka_unit_test_teardown(test_url_bad, free_cur),
+        cmocka_unit_test_teardown(test_url_long_parts, free_cur),
+        cmocka_unit_test_teardown(test_url_errors_hide_secrets, free_cur),
+        cmocka_unit_test_teardown(test_url_format, free_cur),
+        cmocka_unit_test_teardown(test_url_getters, free_cur),
+        cmocka_unit_test_teardown(test_url_setters, free_cur),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
