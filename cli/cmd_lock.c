@@ -139,7 +139,7 @@ int cmd_lock(int argc, char **argv)
     void *table[7 + CLI_COMMON_COUNT + 1];
     size_t nt = 0;
     rb_lock_opts o = RB_LOCK_OPTS_INIT;
-    cli_config cfg;
+    cli_config cfg = CLI_CONFIG_INIT;
     rb_conn *conn = NULL;
     rb_lock *l = NULL;
     rb_error err;
@@ -245,5 +245,6 @@ out:
     rb_lock_free(l);
     rb_conn_free(conn);
     arg_freetable(table, nt);
+    cli_config_free(&cfg);
     return code;
 }
