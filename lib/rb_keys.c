@@ -149,3 +149,30 @@ int rb_key__job(char *buf, size_t len, const char *prefix, const char *name,
                              name);
     return RB_OK;
 }
+
+/* Inside a job: "<prefix>:b:{JOB}:<epoch>:<att>:NAME", a barrier under the
+ * job's tag (so the job's break reaches its rounds in one script), one per
+ * attempt (a restart starts clean). */
+int rb_key__job_barrier(char *buf, size_t len, const char *prefix,
+                        const char *job, long long epoch, long att,
+                        const char *name, rb_error *err)
+{
+    char suffix[RB_NAME_MAX + 64];
+
+    snprintf(suffix, sizeof(suffix), ":%lld:%ld:%s", epoch, att, name);
+    return build(buf, len, prefix, 'b', job, suffix, err);
+}
+
+/* "<prefix>:j:{JOB}:<epoch>:<att>:<part>", a key of one attempt. */
+int rb_key__job_attempt(char *buf, size_t len, const char *prefix,
+                        const char *job, long long epoch, long att,
+                        const char *part, rb_error *err)
+{
+    int n = snprintf(buf, len, "%s:j:{%s}:%lld:%ld:%s",
+                     prefix ? prefix : "rb", job, epoch, att, part);
+
+    if (n < 0 || (size_t)n >= len)
+        return rb_error__set(err, RB_EINVAL, "key for job '%s' is too long",
+                             job);
+    return RB_OK;
+}
