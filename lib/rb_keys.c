@@ -6,6 +6,10 @@
  *   <prefix>:b:{NAME}:<gen>:in           the round's members (sorted set)
  *   <prefix>:b:{NAME}:<gen>:out          the round's outcome (list)
  *   <prefix>:b:{NAME}:nonce              (id -> nonce gen count) hash
+ *   <prefix>:b:{JOB}:<epoch>:<att>:NAME  barrier NAME inside job JOB (its
+ *                                        rounds and nonces derive from it
+ *                                        as above)
+ *   <prefix>:j:{JOB}...                  a job (lua/includes/job.lua)
  *   <prefix>:p:{NAME}                    a parameter's global value
  *   <prefix>:p:{NAME}:local:<w>          worker w's local copy
  *   <prefix>:p:{NAME}:local:<w>:train    w's last train call
