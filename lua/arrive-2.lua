@@ -13,7 +13,7 @@
 --          rb:b:{JOB}:<epoch>:<att>:NAME): the job attempt's out list,
 --          rb:j:{JOB}:<epoch>:<att>:out. When it holds 'broken <reason>'
 --          the arrival is refused with {'jobbroken', outcome}
--- KEYS[4]  with KEYS[3]: the attempt's set of its barriers' out keys,
+-- KEYS[4]  with KEYS[3]: the attempt's zset of its barriers' out keys,
 --          rb:j:{JOB}:<epoch>:<att>:bar; the round's out key is added, so
 --          the job's break (job_break) ends the round too
 -- ARGV[1]  party id (1..200 bytes, no whitespace, braces or commas)
@@ -118,7 +118,7 @@ want_type(base, 'hash')
 want_type(nonces, 'hash')
 if jobout then
   want_type(jobout, 'list')
-  want_type(jobbar, 'set')
+  want_type(jobbar, 'zset')
   local jo = redis.call('LINDEX', jobout, 0)
   if jo and string.sub(jo, 1, 7) == 'broken ' then return {'jobbroken', jo} end
 end
@@ -183,10 +183,8 @@ end
 
 local keep = open_expiry(ttl, lease)
 if jobout then
-  redis.call('SADD', jobbar, outkey)
-  if redis.call('TTL', jobbar) < keep then
-    redis.call('EXPIRE', jobbar, keep)
-  end
+  redis.call('ZADD', jobbar, 0, outkey)
+  redis.call('EXPIRE', jobbar, keep)
 end
 local dup = redis.call('ZADD', inkey, now + lease, id) == 0
 local count = redis.call('ZCARD', inkey)

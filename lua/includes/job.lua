@@ -37,7 +37,7 @@ local function job_break(base, epoch, att, reason, linger, ttl)
   redis.call('RPUSH', out, outcome)
   -- A member blocked in a wait inside the job blocks on its round's out
   -- list: the break goes there too, where the round has no outcome yet.
-  for _, rout in ipairs(redis.call('SMEMBERS', job_key(base, epoch, att, 'bar'))) do
+  for _, rout in ipairs(redis.call('ZRANGE', job_key(base, epoch, att, 'bar'), 0, -1)) do
     if redis.call('TYPE', rout)['ok'] ~= 'string' and
        not redis.call('LINDEX', rout, 0) then
       redis.call('RPUSH', rout, outcome)
