@@ -199,6 +199,32 @@ static const char *job_env(const char *name)
     return job && job[0] && v && v[0] ? v : NULL;
 }
 
+/* Inside a job, the wait is bound to it: its keys are the job attempt's
+ * ($RBARRIER_GEN the epoch, $RBARRIER_RESTART the attempt). */
+static int job_bind(cli_wait_spec *o, const char *job, rb_error *err)
+{
+    const char *ep = job_env("RBARRIER_GEN"), *at = job_env("RBARRIER_RESTART");
+    char *end = NULL;
+    long long e, a;
+
+    if (rb_check_name(job, "$RBARRIER_JOB", err) != RB_OK)
+        return RB_EINVAL;
+    if (ep == NULL || at == NULL)
+        return cli_error(err, "$RBARRIER_JOB is set without $RBARRIER_GEN "
+                         "and $RBARRIER_RESTART");
+    errno = 0;
+    e = strtoll(ep, &end, 10);
+    if (errno || *end || e < 1)
+        return cli_error(err, "bad $RBARRIER_GEN '%.40s'", ep);
+    a = strtoll(at, &end, 10);
+    if (errno || *end || a < 0 || a > 1000000000LL)
+        return cli_error(err, "bad $RBARRIER_RESTART '%.40s'", at);
+    o->job = job;
+    o->job_epoch = e;
+    o->job_attempt = (long)a;
+    return RB_OK;
+}
+
 static int parse_flags(wait_flags *f, cli_wait_spec *o, cli_config *cfg,
                        cli_reduce_kind *reduce, long long *kill_after_ms,
                        char *default_id, size_t idlen, rb_error *err)
@@ -257,6 +283,9 @@ static int parse_flags(wait_flags *f, cli_wait_spec *o, cli_config *cfg,
         o->id = default_id;
     }
     if (rb_check_id(o->id, "--id", err) != RB_OK)
+        return RB_EINVAL;
+    if (job_env("RBARRIER_JOB") &&
+        job_bind(o, getenv("RBARRIER_JOB"), err) != RB_OK)
         return RB_EINVAL;
     if (o->expect && !in_expect(o->expect, o->id))
         return cli_error(err, "--id '%s' is not one of --expect %.200s",

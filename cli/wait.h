@@ -20,6 +20,9 @@ typedef struct cli_wait_spec {
     rb_progress_fn progress;  /* NULL: none */
     void *progress_payload;
     long progress_ms;
+    const char *job;          /* inside a job ($RBARRIER_JOB): its name */
+    long long job_epoch;      /* $RBARRIER_GEN */
+    long job_attempt;         /* $RBARRIER_RESTART */
 } cli_wait_spec;
 
 void cli_wait_opts_fill(rb_wait_opts *o, const cli_wait_spec *w);

@@ -23,4 +23,7 @@ void cli_wait_opts_fill(rb_wait_opts *o, const cli_wait_spec *w)
     o->progress = w->progress;
     o->payload = w->progress_payload;
     o->progress_ms = w->progress_ms;
+    o->job = w->job;
+    o->job_epoch = w->job_epoch;
+    o->job_attempt = w->job_attempt;
 }

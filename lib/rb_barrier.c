@@ -213,9 +213,21 @@ static int setup(rb_waiter *w, rb_conn *c, const rb_wait_opts *o,
     w->slice_ms = rb_barrier__slice_ms(o->lease_ms, o->progress != NULL,
                                        o->progress_ms);
     ttl = rb_key__ttl_s(o->ttl_ms);
-    if ((rc = rb_key__barrier(w->base, sizeof(w->base), o->prefix, o->name,
-                              err)) != RB_OK ||
-        (rc = rb_key__nonces(w->nonce_key, sizeof(w->nonce_key), w->base,
+    if (o->job) {
+        if ((rc = rb_key__job_barrier(w->base, sizeof(w->base), o->prefix,
+                                      o->job, o->job_epoch, o->job_attempt,
+                                      o->name, err)) != RB_OK ||
+            (rc = rb_key__job_attempt(w->job_out, sizeof(w->job_out),
+                                      o->prefix, o->job, o->job_epoch,
+                                      o->job_attempt, "out", err)) != RB_OK ||
+            (rc = rb_key__job_attempt(w->job_bar, sizeof(w->job_bar),
+                                      o->prefix, o->job, o->job_epoch,
+                                      o->job_attempt, "bar", err)) != RB_OK)
+            return rc;
+    } else if ((rc = rb_key__barrier(w->base, sizeof(w->base), o->prefix,
+                                     o->name, err)) != RB_OK)
+        return rc;
+    if ((rc = rb_key__nonces(w->nonce_key, sizeof(w->nonce_key), w->base,
                              err)) != RB_OK)
         return rc;
     snprintf(w->lease_text, sizeof(w->lease_text), "%lld", w->lease_ms);
@@ -260,7 +272,8 @@ static int arrive(rb_waiter *w, rb_arrive_reply *a, rb_error *err)
 {
     const rb_wait_opts *o = w->o;
     char nonce[33], n_text[24];
-    const char *keys[2] = { w->base, w->nonce_key };
+    const char *reason = NULL;
+    const char *keys[4] = { w->base, w->nonce_key, w->job_out, w->job_bar };
     const char *args[10];
     rb_call call = call_arrive(w);
     redisReply *r = NULL;
@@ -278,8 +291,10 @@ static int arrive(rb_waiter *w, rb_arrive_reply *a, rb_error *err)
     args[7] = o->value ? o->value : "";
     args[8] = o->expect ? o->expect : "";
     args[9] = o->reduce ? o->reduce : "";
-    rc = rb_script__run(w->c, RB_SCRIPT_ARRIVE, keys, args, 10, &call, &r,
-                        err);
+    /* In a job, the attempt's out list and bar set too: the job's break
+     * refuses the arrival, or reaches the round's out list later. */
+    rc = rb_script__run_keys(w->c, RB_SCRIPT_ARRIVE, keys, o->job ? 4 : 2,
+                             args, 10, &call, &r, err);
     if (rc == RB_EUNREACHABLE || rc == RB_ETIMEOUT || rc == RB_ECANCELED ||
         (rc == RB_EREDIS && !rb_barrier__is_wrongtype(&call) &&
          !rb_barrier__is_damaged(&call)))
@@ -296,6 +311,16 @@ static int arrive(rb_waiter *w, rb_arrive_reply *a, rb_error *err)
     if (a->kind == RB_ARRIVE_BADN || a->kind == RB_ARRIVE_BADEXPECT ||
         a->kind == RB_ARRIVE_BADREDUCE) {
         rc = rb_barrier__refused(o->name, a, o, err);
+        freeReplyObject(r);
+        return rc;
+    }
+    if (a->kind == RB_ARRIVE_JOBBROKEN) {
+        /* Nothing was written: the job broke before this arrival. */
+        rc = rb_reply__outcome(a->open_text, &reason) == 0
+                 ? rb_error__set(err, RB_EBROKEN, "%s: job %s broken: %s",
+                                 o->name, o->job, reason)
+                 : rb_error__set(err, RB_EPROTO, "%s: unknown job outcome",
+                                 o->name);
         freeReplyObject(r);
         return rc;
     }

@@ -23,6 +23,8 @@ typedef struct rb_waiter {
     char nonce_key[RB_KEY_MAX];
     char in_key[RB_KEY_MAX];
     char out_key[RB_KEY_MAX];
+    char job_out[RB_KEY_MAX]; /* in a job: the attempt's out list */
+    char job_bar[RB_KEY_MAX]; /* ... and its set of the rounds' out keys */
     char gen[24];
     char lease_text[24];
     char linger[24];

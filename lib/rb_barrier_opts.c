@@ -132,6 +132,11 @@ int rb_barrier__check_opts(const rb_wait_opts *o, rb_error *err)
         return rc;
     if (o->prefix && (rc = rb_check_name(o->prefix, "prefix", err)) != RB_OK)
         return rc;
+    if (o->job && (rc = rb_check_name(o->job, "job name", err)) != RB_OK)
+        return rc;
+    if (o->job && (o->job_epoch < 1 || o->job_attempt < 0))
+        return rb_error__set(err, RB_EINVAL, "job epoch must be positive "
+                             "and attempt not negative");
     if (o->n < 1 || o->n > RB_N_MAX)
         return rb_error__set(err, RB_EINVAL, "n must be 1..%d, not %ld",
                              RB_N_MAX, o->n);

@@ -208,6 +208,14 @@ int rb_key__lock(char *buf, size_t len, const char *prefix, const char *name,
                  rb_error *err);
 int rb_key__lock_part(char *buf, size_t len, const char *base,
                       const char *part, rb_error *err);
+/* Inside a job: a barrier's base key "<prefix>:b:{JOB}:<epoch>:<att>:NAME",
+ * and an attempt's key "<prefix>:j:{JOB}:<epoch>:<att>:<part>". */
+int rb_key__job_barrier(char *buf, size_t len, const char *prefix,
+                        const char *job, long long epoch, long att,
+                        const char *name, rb_error *err);
+int rb_key__job_attempt(char *buf, size_t len, const char *prefix,
+                        const char *job, long long epoch, long att,
+                        const char *part, rb_error *err);
 /* The Redis Cluster slot of a key: CRC16 of its {tag} (of the whole key
  * when it has no non-empty tag) mod 16384, as redis' keyHashSlot. */
 unsigned rb_key__slot(const char *key, size_t len);

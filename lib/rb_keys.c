@@ -6,6 +6,10 @@
  *   <prefix>:b:{NAME}:<gen>:in           the round's members (sorted set)
  *   <prefix>:b:{NAME}:<gen>:out          the round's outcome (list)
  *   <prefix>:b:{NAME}:nonce              (id -> nonce gen count) hash
+ *   <prefix>:b:{JOB}:<epoch>:<att>:NAME  barrier NAME inside job JOB (its
+ *                                        rounds and nonces derive from it
+ *                                        as above)
+ *   <prefix>:j:{JOB}...                  a job (lua/includes/job.lua)
  *   <prefix>:p:{NAME}                    a parameter's global value
  *   <prefix>:p:{NAME}:local:<w>          worker w's local copy
  *   <prefix>:p:{NAME}:local:<w>:train    w's last train call
@@ -175,5 +179,32 @@ int rb_key__lock_part(char *buf, size_t len, const char *base,
 
     if (n < 0 || (size_t)n >= len)
         return rb_error__set(err, RB_EINVAL, "lock key too long");
+    return RB_OK;
+}
+
+/* Inside a job: "<prefix>:b:{JOB}:<epoch>:<att>:NAME", a barrier under the
+ * job's tag (so the job's break reaches its rounds in one script), one per
+ * attempt (a restart starts clean). */
+int rb_key__job_barrier(char *buf, size_t len, const char *prefix,
+                        const char *job, long long epoch, long att,
+                        const char *name, rb_error *err)
+{
+    char suffix[RB_NAME_MAX + 64];
+
+    snprintf(suffix, sizeof(suffix), ":%lld:%ld:%s", epoch, att, name);
+    return build(buf, len, prefix, 'b', job, suffix, err);
+}
+
+/* "<prefix>:j:{JOB}:<epoch>:<att>:<part>", a key of one attempt. */
+int rb_key__job_attempt(char *buf, size_t len, const char *prefix,
+                        const char *job, long long epoch, long att,
+                        const char *part, rb_error *err)
+{
+    int n = snprintf(buf, len, "%s:j:{%s}:%lld:%ld:%s",
+                     prefix ? prefix : "rb", job, epoch, att, part);
+
+    if (n < 0 || (size_t)n >= len)
+        return rb_error__set(err, RB_EINVAL, "key for job '%s' is too long",
+                             job);
     return RB_OK;
 }

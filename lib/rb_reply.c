@@ -87,6 +87,13 @@ int rb_reply__arrive(const redisReply *r, rb_arrive_reply *out)
         out->open_text = r->element[1]->str;
         return RB_OK;
     }
+    if (text_is(r->element[0], "jobbroken")) {
+        if (r->elements != 2 || !is_text(r->element[1]))
+            return RB_EPROTO;
+        out->kind = RB_ARRIVE_JOBBROKEN;
+        out->open_text = r->element[1]->str;
+        return RB_OK;
+    }
     if (text_is(r->element[0], "wait"))
         out->kind = RB_ARRIVE_WAIT;
     else if (text_is(r->element[0], "done"))

@@ -24,7 +24,8 @@ typedef enum rb_arrive_kind {
     RB_ARRIVE_RUN,        /* ... and must run its --once command */
     RB_ARRIVE_BADN,       /* the open round has another n: open_n */
     RB_ARRIVE_BADEXPECT,  /* ... another --expect list: open_text */
-    RB_ARRIVE_BADREDUCE   /* ... another --reduce op: open_text */
+    RB_ARRIVE_BADREDUCE,  /* ... another --reduce op: open_text */
+    RB_ARRIVE_JOBBROKEN   /* the job is broken: open_text, its outcome */
 } rb_arrive_kind;
 
 typedef struct rb_arrive_reply {
@@ -36,7 +37,8 @@ typedef struct rb_arrive_reply {
     int dup;
     long open_n;          /* RB_ARRIVE_BADN only */
     const char *open_text;    /* RB_ARRIVE_BAD{EXPECT,REDUCE}: the open
-                                 round's ("" none); points into the reply */
+                                 round's ("" none); RB_ARRIVE_JOBBROKEN:
+                                 "broken <reason>"; points into the reply */
 } rb_arrive_reply;
 
 int rb_reply__arrive(const redisReply *r, rb_arrive_reply *out);

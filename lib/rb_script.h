@@ -52,5 +52,10 @@ extern const size_t rb_scripts_count;
 int rb_script__run(rb_conn *c, rb_script_id id, const char *const *keys,
                    const char *const *args, int nargs, rb_call *call,
                    redisReply **out, rb_error *err);
+/* The same with nkeys keys (at least the script's numkeys, at most 9), for
+ * a script with optional trailing keys (arrive's job keys). */
+int rb_script__run_keys(rb_conn *c, rb_script_id id, const char *const *keys,
+                        int nkeys, const char *const *args, int nargs,
+                        rb_call *call, redisReply **out, rb_error *err);
 
 #endif

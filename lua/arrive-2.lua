@@ -9,6 +9,13 @@
 --          derived from it, as the caller cannot know gen before this
 --          script reads it.
 -- KEYS[2]  the barrier's nonce hash, rb:b:{NAME}:nonce
+-- KEYS[3]  optional, inside a job (the base key is then
+--          rb:b:{JOB}:<epoch>:<att>:NAME): the job attempt's out list,
+--          rb:j:{JOB}:<epoch>:<att>:out. When it holds 'broken <reason>'
+--          the arrival is refused with {'jobbroken', outcome}
+-- KEYS[4]  with KEYS[3]: the attempt's zset of its barriers' out keys,
+--          rb:j:{JOB}:<epoch>:<att>:bar; the round's out key is added, so
+--          the job's break (job_break) ends the round too
 -- ARGV[1]  party id (1..200 bytes, no whitespace, braces or commas)
 -- ARGV[2]  nonce of this wait call (no whitespace)
 -- ARGV[3]  n, the party count the caller expects (integer 1..100000)
@@ -36,6 +43,8 @@
 --   {'badexpect', open_expect}           the open round was fixed with
 --                                        another --expect list ('' none),
 --                                        or this id is not on it; nothing
+--                                        was written
+--   {'jobbroken', outcome}               the job (KEYS[3]) is broken; nothing
 --                                        was written
 --   {'badreduce', open_reduce}           the open round was fixed with
 --                                        another --reduce op ('' none);
@@ -71,6 +80,14 @@ local base, nonces = KEYS[1], KEYS[2]
 if nonces ~= base .. ':nonce' then
   error({err = 'ERR KEYS[2] must be the barrier\'s nonce key'})
 end
+local jobout, jobbar = KEYS[3], KEYS[4]
+if #KEYS ~= 2 and #KEYS ~= 4 then
+  error({err = 'ERR arrive takes 2 keys, or 4 inside a job'})
+end
+if jobout and (string.sub(jobout, -4) ~= ':out' or
+               jobbar ~= string.sub(jobout, 1, -5) .. ':bar') then
+  error({err = 'ERR KEYS[3], KEYS[4] must be a job attempt\'s out and bar'})
+end
 local id = word_arg(1, 'id', false)
 local nonce = word_arg(2, 'nonce', true)
 local n = int_arg(3, 'n', 1, 100000)
@@ -99,6 +116,12 @@ end
 if #ARGV > 10 then bad_arg(11, 'none expected') end
 want_type(base, 'hash')
 want_type(nonces, 'hash')
+if jobout then
+  want_type(jobout, 'list')
+  want_type(jobbar, 'zset')
+  local jo = redis.call('LINDEX', jobout, 0)
+  if jo and string.sub(jo, 1, 7) == 'broken ' then return {'jobbroken', jo} end
+end
 local done = once and 'run' or 'done'
 
 local prev = redis.call('HGET', nonces, id)
@@ -159,6 +182,10 @@ if expect ~= '' and
 end
 
 local keep = open_expiry(ttl, lease)
+if jobout then
+  redis.call('ZADD', jobbar, 0, outkey)
+  redis.call('EXPIRE', jobbar, keep)
+end
 local dup = redis.call('ZADD', inkey, now + lease, id) == 0
 local count = redis.call('ZCARD', inkey)
 local index = count - 1

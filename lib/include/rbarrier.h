@@ -317,6 +317,12 @@ typedef struct rb_wait_opts {
                              e.g. "sum"); fixed by the round's first
                              arrival, a party with another is refused with
                              RB_EINVAL; NULL: none */
+    const char *job;      /* inside a job (rbarrier run): the job's name;
+                             the barrier's keys live under the job's tag,
+                             per epoch and attempt, and the job's break
+                             breaks the wait; NULL: not in a job */
+    long long job_epoch;  /* the job's epoch (with job only) */
+    long job_attempt;     /* the job's attempt, 0 first (with job only) */
 } rb_wait_opts;
 
 #define RB_N_MAX 100000

@@ -21,6 +21,7 @@ local function job_expire(base, epoch, att, secs)
   redis.call('EXPIRE', job_key(base, epoch, att, 'go'), secs)
   redis.call('EXPIRE', job_key(base, epoch, att, 'out'), secs)
   redis.call('EXPIRE', job_key(base, epoch, att, 'left'), secs)
+  redis.call('EXPIRE', job_key(base, epoch, att, 'bar'), secs)
 end
 
 -- Break attempt att of epoch: the break goes to both lists (an entering
@@ -34,6 +35,15 @@ local function job_break(base, epoch, att, reason, linger, ttl)
   if prev then return prev end
   if not redis.call('LINDEX', go, 0) then redis.call('RPUSH', go, outcome) end
   redis.call('RPUSH', out, outcome)
+  -- A member blocked in a wait inside the job blocks on its round's out
+  -- list: the break goes there too, where the round has no outcome yet.
+  for _, rout in ipairs(redis.call('ZRANGE', job_key(base, epoch, att, 'bar'), 0, -1)) do
+    if redis.call('TYPE', rout)['ok'] ~= 'string' and
+       not redis.call('LINDEX', rout, 0) then
+      redis.call('RPUSH', rout, outcome)
+      redis.call('EXPIRE', rout, linger)
+    end
+  end
   local st = redis.call('HMGET', base, 'epoch', 'att', 'k')
   if tonumber(st[1]) == epoch and tonumber(st[2]) == att then
     redis.call('HSET', base, 'reason', reason)

@@ -1,0 +1,97 @@
+# Inside a job (rbarrier run), a wait is bound to the job: the job's break
+# ends a wait blocked in it at once, a wait started in a broken job fails at
+# once, and after a restart no arrival of the broken attempt counts.
+. "$RB_TESTS_DIR/lib.sh"
+
+T=$RB_TEST_TMP
+ms() { date +%s%3N; }
+
+# start_member ID [run flags...] -- CMD: a runner in the background; its
+# exit code in $d/ID.code, its stderr in $d/ID.err.
+start_member() {
+    local id=$1; shift
+    ( env --default-signal=INT $RBARRIER run --name "$name" --id "$id" "$@" 2> "$d/$id.err" &
+      exec 2>/dev/null; wait $!; echo $? > "$d/$id.code" ) &
+}
+code_of() { cat "$d/$1.code" 2>/dev/null; }
+has() { [ -s "$1" ]; }
+setup() { name=$(fresh "$1"); d=$T/$name; mkdir -p "$d"; bar=$(fresh x); }
+
+# members BAR: the parties in the rounds of barrier BAR (its name is fresh,
+# so whatever its keys look like, only its own match).
+members() {
+    local k sum=0 c
+    for k in $(rcli --scan --pattern "*$1*:in"); do
+        c=$(rcli ZCARD "$k"); sum=$((sum + c))
+    done
+    echo "$sum"
+}
+members_are() { [ "$(members "$1")" = "$2" ]; }
+
+# An in-job wait in a session of its own (so the runner's SIGTERM to its
+# command's process group does not end it: what ends it is the break).
+# inwait TAG [flags]: the wait's exit code in $d/TAG.wcode, its stderr in
+# $d/TAG.werr.
+inwait() {
+    local tag=$1; shift
+    echo "setsid sh -c '$RBARRIER wait --name $bar $* 2> \"$d/$tag.werr\"; echo \$? > \"$d/$tag.wcode\"' &"
+}
+
+# 1. Member 0's command exits 7 while member 1 is blocked in an in-job wait
+#    (no --n, no --id): that wait exits 3 at once with the job's reason.
+setup blocked
+start_member w0 --n 2 --lease 30s --timeout 30 -- \
+    sh -c "while [ ! -e '$d/go' ]; do sleep 0.05; done; exit 7"
+start_member w1 --n 2 --lease 30s --timeout 30 -- \
+    sh -c "$(inwait w1 --timeout 60) wait"
+check "in-job wait: member 1 arrived at the job's barrier" wait_until 30 members_are "$bar" 1
+t0=$(ms)
+touch "$d/go"
+check "... its wait ends when member 0's command exits 7" wait_until 30 has "$d/w1.wcode"
+t1=$(ms)
+wait
+expect_eq "... the wait exits 3" 3 "$(cat "$d/w1.wcode" 2>/dev/null)"
+expect_match "... naming the job's reason" "w0's command exited 7" "$(cat "$d/w1.werr" 2>/dev/null)"
+diag "break to the wait's exit: $((t1 - t0)) ms"
+if [ $((t1 - t0)) -lt 5000 ]; then ok "... well under the 30 s lease ($((t1 - t0)) ms)"
+else not_ok "... well under the 30 s lease ($((t1 - t0)) ms)"; fi
+expect_eq "... the runners exit 7 and 3" "7 3" "$(code_of w0) $(code_of w1)"
+
+# 2. A wait started in a broken job fails at once (exit 3, the reason).
+setup broken
+start_member w0 --n 2 --timeout 30 -- sh -c "echo \$RBARRIER_GEN > '$d/epoch'; exit 7"
+start_member w1 --n 2 --timeout 30 -- sh -c 'sleep 1000 & wait'
+wait
+expect_eq "a broken job: its runners exit 7 and 3" "7 3" "$(code_of w0) $(code_of w1)"
+t0=$(ms)
+RBARRIER_JOB=$name RBARRIER_GEN=$(cat "$d/epoch") RBARRIER_RESTART=0 \
+RBARRIER_N=2 RBARRIER_ID=w1 rb wait --name "$bar" --timeout 20 2> "$d/late.err"
+code=$?
+t1=$(ms)
+expect_eq "a wait started in the broken job exits 3" 3 "$code"
+expect_match "... naming the job's reason" "w0's command exited 7" "$(cat "$d/late.err")"
+if [ $((t1 - t0)) -lt 5000 ]; then ok "... at once ($((t1 - t0)) ms)"
+else not_ok "... at once ($((t1 - t0)) ms)"; fi
+expect_eq "... and was not counted" 0 "$(members "$bar")"
+
+# 3. With --restarts 1: member 0 arrives at the barrier in attempt 0, then
+#    the attempt breaks (member 1's command exits 7). In attempt 1 member 1
+#    alone waits at the same name: member 0's old arrival does not count, so
+#    it times out (124) rather than passing.
+setup restart
+start_member w0 --n 2 --restarts 1 --timeout 30 -- sh -c "
+    if [ \$RBARRIER_RESTART = 0 ]; then $(inwait w0a0 --timeout 60) wait
+    else while [ ! -e '$d/w1a1.wcode' ]; do sleep 0.05; done; fi"
+start_member w1 --n 2 --restarts 1 --timeout 30 -- sh -c "
+    if [ \$RBARRIER_RESTART = 0 ]; then
+        while [ ! -e '$d/go' ]; do sleep 0.05; done; exit 7
+    fi
+    $RBARRIER wait --name $bar --timeout 3 2> '$d/w1a1.werr'; echo \$? > '$d/w1a1.wcode'"
+check "restart: member 0 arrived in attempt 0" wait_until 30 members_are "$bar" 1
+touch "$d/go"
+wait
+expect_eq "... the job passes in attempt 1" "0 0" "$(code_of w0) $(code_of w1)"
+expect_eq "... attempt 1's wait does not count attempt 0's arrival (times out)" \
+    124 "$(cat "$d/w1a1.wcode" 2>/dev/null)"
+check "... attempt 0's wait ended with the break" wait_until 30 has "$d/w0a0.wcode"
+expect_eq "... exit 3" 3 "$(cat "$d/w0a0.wcode" 2>/dev/null)"
