@@ -418,48 +418,18 @@ int rb_barrier__heartbeat(rb_waiter *w, int *rc, rb_error *err)
 static int block_slice(rb_waiter *w, long long slice_ms, int last, int *rc,
                        rb_error *err)
 {
-    char secs[32];
-    const char *argv[6];
-    size_t lens[6];
-    int argc, i;
     rb_call call = last ? call_last_block(w, slice_ms) : call_block(slice_ms);
     redisReply *r = NULL;
-    const char *text;
+    const char *text, *cmd;
 
-    if (!rb_conn__no_blmove(w->c)) {
-        snprintf(secs, sizeof(secs), "%.3f", (double)call.block_ms / 1000.0);
-        argv[0] = "BLMOVE";
-        argv[1] = w->out_key;
-        argv[2] = w->out_key;
-        argv[3] = "LEFT";
-        argv[4] = "LEFT";
-        argv[5] = secs;
-        argc = 6;
-    } else {
-        /* Servers before 6.0 take whole seconds only. */
-        snprintf(secs, sizeof(secs), "%lld",
-                 ((long long)call.block_ms + 999) / 1000);
-        argv[0] = "BRPOPLPUSH";
-        argv[1] = w->out_key;
-        argv[2] = w->out_key;
-        argv[3] = secs;
-        argc = 4;
-    }
-    for (i = 0; i < argc; i++)
-        lens[i] = strlen(argv[i]);
-    *rc = rb_conn__call(w->c, argc, argv, lens, &call, &r, err);
-    if (*rc == RB_EREDIS && !rb_conn__no_blmove(w->c) &&
-        rb_barrier__is_unknown_command(&call)) {
-        rb_conn__set_no_blmove(w->c);
-        return block_slice(w, slice_ms, last, rc, err);
-    }
+    *rc = rb_conn__block_rotate(w->c, w->out_key, &call, &r, &cmd, err);
     if (*rc == RB_EUNREACHABLE)
         return 0;
     if (*rc != RB_OK)
         return 1;
     if (rb_reply__block(r, &text) != RB_OK)
         *rc = rb_error__set(err, RB_EPROTO, "%s: bad reply to %s",
-                            w->o->name, argv[0]);
+                            w->o->name, cmd);
     else if (text == NULL) {
         freeReplyObject(r);
         return 0;

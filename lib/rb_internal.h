@@ -177,6 +177,14 @@ int rb_conn__connect(rb_conn *c, const rb_deadline *reach, rb_error *err);
 int rb_conn__no_blmove(const rb_conn *c);
 void rb_conn__set_no_blmove(rb_conn *c);
 
+/* One slice of the blocking read on a list that is never consumed: a
+ * rotating BLMOVE key key LEFT LEFT for call->block_ms (BRPOPLPUSH on
+ * servers without BLMOVE, learnt on the first refusal). *out: the head
+ * element, or nil when the slice ran out. *cmd (may be NULL): the command
+ * name, for messages. (rb_block.c) */
+int rb_conn__block_rotate(rb_conn *c, const char *key, rb_call *call,
+                          redisReply **out, const char **cmd, rb_error *err);
+
 /* 1 when the cancel fd is readable now. */
 int rb_conn__cancelled(const rb_conn *c);
 

@@ -28,6 +28,14 @@ typedef struct rb_job_reply {
     long long next_ms;    /* -1: no other member's deadline */
 } rb_job_reply;
 
+/* Check a job's options before anything is sent.
+ * @return RB_OK or RB_EINVAL */
+int rb_job__check_opts(const rb_job_opts *o, rb_error *err);
+
+/* A reply's text (a string or status without NUL bytes), pointing into r.
+ * @return RB_OK or RB_EPROTO */
+int rb_job__str_at(const redisReply *r, const char **out);
+
 /* {kind, epoch, att, rank, count, n, text, next_ms}.
  * @return RB_OK or RB_EPROTO */
 int rb_job__decode(const redisReply *r, rb_job_reply *out);
