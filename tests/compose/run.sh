@@ -242,7 +242,11 @@ stopped() {
 # up PROJECT [ARGS]: podman-compose up -d; its output goes to the log
 up() {
     local p=$1; shift
-    stamp "up $p $*"
+    # Each project publishes its redis on a free port of its own: the first
+    # project's redis still holds its port when the fault run comes up.
+    RBARRIER_REDIS_PORT=$(free_port)
+    export RBARRIER_REDIS_PORT
+    stamp "up $p $* (redis on 127.0.0.1:$RBARRIER_REDIS_PORT)"
     podman-compose -p "$p" up -d "$@" >> "$log" 2>&1
 }
 
@@ -279,6 +283,11 @@ fi
 note "worker output, as the README shows it:"
 for w in $workers; do sed "s/^/$w  | /" "$work/$w.log"; done |
     awk '{ print $NF, $0 }' | sort -n | cut -d' ' -f2- | sed -n '1,2p;$p'
+
+# The first project's redis is still up, published on the host's loopback
+# for redis-cli.
+expect "its redis answers on 127.0.0.1:$RBARRIER_REDIS_PORT" PONG \
+    "$(redis-cli -h 127.0.0.1 -p "$RBARRIER_REDIS_PORT" PING 2>&1)"
 
 # ---- 5. a worker killed at a barrier -------------------------------------
 # Three of the four workers come up; they meet at the first barrier and wait
