@@ -10,21 +10,10 @@
 
 #include <cmocka.h>
 
+#include "resp.h"
+
 #include "rb_job.h"
 
-static redisReply *parse_n(const char *resp, size_t len)
-{
-    redisReader *rd = redisReaderCreate();
-    void *reply = NULL;
-
-    assert_non_null(rd);
-    assert_int_equal(redisReaderFeed(rd, resp, len), REDIS_OK);
-    if (redisReaderGetReply(rd, &reply) != REDIS_OK)
-        reply = NULL;
-    redisReaderFree(rd);
-    return reply;
-}
-#define parse(lit) parse_n(lit, sizeof(lit) - 1)
 
 static void test_job_reply_good(void **state)
 {

@@ -12,22 +12,10 @@
 
 #include <cmocka.h>
 
+#include "resp.h"
+
 #include "rb_reply.h"
 
-/* One reply from RESP text (explicit length: the text may hold NULs). */
-static redisReply *parse_n(const char *resp, size_t len)
-{
-    redisReader *rd = redisReaderCreate();
-    void *reply = NULL;
-
-    assert_non_null(rd);
-    assert_int_equal(redisReaderFeed(rd, resp, len), REDIS_OK);
-    if (redisReaderGetReply(rd, &reply) != REDIS_OK)
-        reply = NULL;
-    redisReaderFree(rd);
-    return reply;
-}
-#define parse(lit) parse_n(lit, sizeof(lit) - 1)
 
 static const char *const not_arrays[] = {
     "+OK\r\n", ":1\r\n", "$-1\r\n", "*-1\r\n", "*0\r\n", "-ERR x\r\n",
