@@ -504,12 +504,8 @@ static int run(rb_conn *c, int argc, const char **argv, const size_t *lens,
         if (at.failure == RB_FAILED_REPLY)
             word_error(err, dec.next, kind, idx >= 0 ? c->nodes[idx] : NULL,
                        argc, argv, lens);
-        if (dec.next == RB_NEXT_STOP) {
-            if (kind == RB_REPLY_MOVED || kind == RB_REPLY_ASK)
-                return rb_error__set(err, RB_EREDIS, "%s (after %d "
-                                     "redirects)", err->msg, at.redirects);
+        if (dec.next == RB_NEXT_STOP)
             return err->code;
-        }
         if (dec.next == RB_NEXT_REDIRECT) {
             target = rb_cluster__redirect(c, err->msg, dec.remember_slot);
             if (target < 0)
@@ -543,6 +539,7 @@ static int run(rb_conn *c, int argc, const char **argv, const size_t *lens,
                           call->cancellable))
             return rb_error__set(err, RB_ECANCELED, "interrupted");
         delay = next_delay(delay, rb_deadline__backoff_cap(rule, now));
+        at.redirects = 0;
     }
 }
 

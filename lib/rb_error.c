@@ -2,19 +2,25 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "rb_internal.h"
 
+/* Callers often wrap the message already there ("...: %s", err->msg), so
+ * the text is formatted apart first: vsnprintf into its own argument is
+ * undefined, and in practice leaves the message empty. */
 int rb_error__set(rb_error *err, int code, const char *fmt, ...)
 {
+    char text[sizeof(err->msg)];
     va_list ap;
 
     if (err == NULL)
         return code;
     err->code = code;
     va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
+    memcpy(err->msg, text, sizeof(text));
     return code;
 }
 

@@ -17,6 +17,10 @@
  *                                    (a plain URL: route by slots from
  *                                    now on) and send there now
  *   ASK slot host:port               this once, ASKING + the call there
+ *   a redirect after 16 in a row     the nodes disagree (a slot half
+ *                                    moved: each says the other owns it):
+ *                                    a fresh map, resend as the deadline
+ *                                    allows
  *   too few replicas (--replicas)    ask for the route again, resend
  *   any other error reply            final
  *
@@ -135,8 +139,14 @@ rb_decision rb_router__decide(const rb_attempt *a)
     switch (a->reply) {
     case RB_REPLY_MOVED:
     case RB_REPLY_ASK:
-        if (a->redirects >= RB_REDIRECTS_MAX)
+        if (a->redirects >= RB_REDIRECTS_MAX) {
+            /* Not an error: a migration settles node by node, and until
+             * it has, the source and the target may each send the call
+             * to the other. */
+            d.next = RB_NEXT_ROUTE;
+            d.refresh_map = 1;
             return d;
+        }
         d.next = RB_NEXT_REDIRECT;
         if (a->reply == RB_REPLY_ASK) {
             d.asking = 1;
