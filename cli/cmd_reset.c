@@ -41,7 +41,8 @@ int cmd_reset(int argc, char **argv)
     int code, rc;
 
     cli_common_init(&common);
-    name = arg_str1(NULL, "name", "NAME", "barrier name");
+    name = arg_str1(NULL, "name", "NAME", "barrier name (with --job or "
+                    "--lock: the job's or the lock's)");
     job = arg_lit0(NULL, "job", "reset the job NAME instead: every member "
                    "stops its command and exits 3, restarts used up");
     lock = arg_lit0(NULL, "lock", "reset the lock NAME instead: revoke "

@@ -161,16 +161,19 @@ int cmd_status(int argc, char **argv)
 
     memset(&ls, 0, sizeof(ls));
     cli_common_init(&common);
-    name = arg_str1(NULL, "name", "NAME", "barrier name");
+    name = arg_str1(NULL, "name", "NAME", "barrier, job or lock name");
     end = arg_end(10);
     table[0] = name;
     table[1 + cli_common_table(&common, table + 1)] = end;
     code = cli_parse(argc, argv, table, end, &common, argv[0],
                      "Show a barrier's open generation, its party count, who "
                      "has arrived with\nthe lease each has left, and the last "
-                     "round's outcome; and the lock of\nthat name, if there "
-                     "is one: its holders (token, lease left) and its\n"
-                     "waiters in line. Read-only.");
+                     "round's outcome; the job of that\nname (rbarrier run), "
+                     "if there is one: each member's rank, state,\nlease left "
+                     "and exit status, the ids missing and the reason of a "
+                     "break;\nand the lock of that name, if there is one: its "
+                     "holders (token, lease\nleft) and its waiters in line. "
+                     "Read-only.");
     if (code >= 0)
         goto out;
     cli_json_kstr(cli_out_json(), "name", name->sval[0]);

@@ -16,8 +16,9 @@
 #      on net.ipv4.ip_forward, which step 6 turns back);
 #   4. `podman-compose up -d --build`, waits for the four workers and checks
 #      their logs: 4 x 10 lines, globals 1..40 once each, locals 4*k, exit 0;
-#   5. fault run: three workers meet at a barrier, one is killed while the
-#      others wait, and the others exit 3 within its lease, naming it;
+#   5. fault run: the four workers run as one job, one container is killed
+#      with `podman kill` while it runs, and each of the others exits 3
+#      within the job's lease (and a margin for load), naming it;
 #   6. tears down what it made (containers, networks, pods, volumes, the
 #      images and build layers of this run, bridges) and restores the
 #      sysctls podman's network plugins changed, on every exit.
@@ -33,7 +34,7 @@ base=debian:bookworm-slim
 base_fq=docker.io/library/$base
 workers="worker0 worker1 worker2 worker3"
 iters=10       # as in docker-compose.yml
-lease_s=10     # the workers' default --lease
+lease_s=10     # the job's --lease in docker-compose.yml
 packages="podman podman-compose runc debootstrap
 golang-github-containernetworking-plugin-dnsname"
 sysctls="net.ipv4.ip_forward net.ipv6.conf.all.forwarding net.ipv6.conf.default.forwarding"
@@ -289,33 +290,32 @@ for w in $workers; do sed "s/^/$w  | /" "$work/$w.log"; done |
 expect "its redis answers on 127.0.0.1:$RBARRIER_REDIS_PORT" PONG \
     "$(redis-cli -h 127.0.0.1 -p "$RBARRIER_REDIS_PORT" PING 2>&1)"
 
-# ---- 5. a worker killed at a barrier -------------------------------------
-# Three of the four workers come up; they meet at the first barrier and wait
-# there for worker3, which never comes. worker1 is killed while it waits:
-# its lease runs out and the other two must exit 3, naming it.
+# ---- 5. a worker container killed while the job runs ---------------------
+# The four workers, one job, run many iterations (RBARRIER_ITERS); once all
+# four are running their command, worker1's container is killed. Its lease
+# runs out and every other worker container must exit 3, naming it.
 p=${proj}f
 # The images just built, under the names podman-compose gives this
 # project's (PROJECT_SERVICE), so that its up finds them instead of
 # building them again.
-for s in redis worker0 worker1 worker2; do
+for s in redis $workers; do
     podman tag "$(podman inspect -f '{{.ImageName}}' "$(cname "$proj" "$s")")" "${p}_$s" >> "$log" 2>&1
 done
-if ! up "$p" redis worker0 worker1 worker2; then
+# Enough iterations to outlast any wait below: the kill, not the count,
+# ends this job.
+export RBARRIER_ITERS=1000000
+if ! up "$p"; then
     tail -n 40 "$log"
     abort "podman-compose up (fault run)"
 fi
-rc=$(cname "$p" redis)
-arrived_in() {  # the parties in the open round of barrier "compose"
-    local gen
-    gen=$(podman exec "$rc" redis-cli HGET 'rb:b:{compose}' gen 2>/dev/null)
-    [ -n "$gen" ] || { echo 0; return; }
-    podman exec "$rc" redis-cli ZCARD "rb:b:{compose}:$gen:in" 2>/dev/null
-}
-three_in() { [ "$(arrived_in)" = 3 ]; }
-if wait_until 60 three_in; then
-    pass "worker0..worker2 wait at the barrier"
+unset RBARRIER_ITERS
+fault_url=redis://127.0.0.1:$RBARRIER_REDIS_PORT/0
+job_json() { $RBARRIER status --name compose --json --url "$fault_url" 2>/dev/null; }
+all_running() { [ "$(job_json | grep -o '"state":"running"' | wc -l)" = 4 ]; }
+if wait_until 120 all_running; then
+    pass "the four workers run their command as one job"
 else
-    abort "worker0..worker2 wait at the barrier (arrived: $(arrived_in))"
+    abort "the four workers run their command as one job (status: $(job_json | head -c 600))"
 fi
 victim=$(cname "$p" worker1)
 stamp "kill $victim"
@@ -325,22 +325,26 @@ expect "the killed worker1 exits 137 (SIGKILL)" 137 "$(exited "$victim" 60)"
 # commands return them.
 finished_ms() { echo $(( $(podman inspect -f '{{.State.FinishedAt.UnixNano}}' "$1") / 1000000 )); }
 killed=$(finished_ms "$victim")
-for w in worker0 worker2; do
+for w in worker0 worker2 worker3; do
     c=$(cname "$p" "$w")
     code=$(exited "$c")
     ms=$(( $(finished_ms "$c") - killed ))
-    err=$(podman logs "$c" 2>&1 >/dev/null)
+    podman logs "$c" > "$work/$w.fault.log" 2> "$work/$w.fault.err"
+    err=$(cat "$work/$w.fault.err")
     expect "$w exits 3 after worker1 is killed" 3 "$code"
-    expect_re "$w names the dead worker on stderr" 'lease of 1 expired' "$err"
-    # The victim's lease was renewed at most a third of a lease before the
-    # kill, so it expires between 2/3 and 1 lease after it; the others see
-    # that at their next heartbeat (a third of a lease later at most).
-    if [ "$ms" -le $(( lease_s * 2000 )) ] && [ "$ms" -ge $(( lease_s * 500 )) ]; then
+    expect_re "$w was working when worker1 was killed" '^worker +[0-9]+, ' "$(head -n 1 "$work/$w.fault.log")"
+    expect_re "$w's log names the killed container" 'compose: job broken: lease of worker1 expired' "$err"
+    # worker1 renewed its lease at most a third of a lease before the kill,
+    # so it runs out 2/3 to 1 lease after it, and the others learn it
+    # within a second (lease + 1 s in all). Asserted with margin for this
+    # machine's load; the measured time is printed either way.
+    note "$w: kill to exit $ms ms (lease ${lease_s} s, bound $((lease_s + 1)) s)"
+    if [ "$ms" -le $(( (lease_s + 5) * 1000 )) ] && [ "$ms" -ge $(( lease_s * 500 )) ]; then
         pass "$w is released by worker1's lease: $ms ms after the kill (lease ${lease_s} s)"
     else
-        fail "$w is released by worker1's lease: $ms ms after the kill, expected $((lease_s / 2))..$((lease_s * 2)) s"
+        fail "$w is released by worker1's lease: $ms ms after the kill, expected $((lease_s / 2))..$((lease_s + 5)) s"
     fi
-    note "$w: $err"
+    note "$w: $(tail -n 2 "$work/$w.fault.err" | tr '\n' ' ')"
 done
 
 completed=1

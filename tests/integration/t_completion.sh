@@ -46,3 +46,30 @@ expect_eq "rbarrier wait --reduce '' -> all max min sum" "all max min sum " \
 expect_eq "rbarrier wait --reduce=m -> max min" "max min " \
     "$(complete_words rbarrier wait --reduce = m)"
 
+
+# Every long flag of every subcommand's --help is offered after
+# `rbarrier SUB --`, and so are the flags DESIGN.md's command line gives a
+# job (run's, and reset's --job).
+top=$(rb --help)
+missing="" seen=0
+for c in $(awk 'tolower($0) ~ /^commands:/ { on = 1; next }
+                on && /^ +[a-z]/ { print $1; next } on && /^$/ { on = 0 }' <<<"$top"); do
+    offered=" $(complete_words rbarrier "$c" --)"
+    for f in $(rb "$c" --help 2>&1 | sed -nE 's/^ +(-[A-Za-z0-9](, |  +| ))?(--[a-z])/\3/p' |
+               sed -E 's/  .*//' | grep -oE -- '--[a-z][a-z0-9-]*'); do
+        seen=$((seen + 1))
+        [[ $offered == *" $f "* ]] || missing="$missing $c:$f"
+    done
+done
+check "the flags of every --help were found ($seen)" test "$seen" -ge 30
+expect_eq "rbarrier SUB -- offers every long flag of SUB's --help" "" "$missing"
+offered=" $(complete_words rbarrier run --name x --)" missing=""
+for f in --name --n --id --expect --timeout --lease --ttl --restarts --kill-after --quiet; do
+    [[ $offered == *" $f "* ]] || missing="$missing $f"
+done
+expect_eq "rbarrier run ... -- offers every flag of a job" "" "$missing"
+expect_eq "rbarrier run --res -> --restarts" "--restarts " "$(complete_words rbarrier run --res)"
+expect_eq "rbarrier run --kill -> --kill-after" "--kill-after " "$(complete_words rbarrier run --kill)"
+expect_eq "rbarrier run --kill-after '' -> nothing (a free value)" "" \
+    "$(complete_words rbarrier run --kill-after '')"
+expect_eq "rbarrier reset --name x --jo -> --job" "--job " "$(complete_words rbarrier reset --name x --jo)"

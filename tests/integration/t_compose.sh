@@ -7,7 +7,10 @@
 # each built from the Dockerfile's runtime stage and pointed at the redis
 # service; the Dockerfile has build, redis and runtime stages, all on
 # debian:bookworm-slim; the runtime stage installs the packages that provide
-# the binary's shared libraries and runs rbarrier; then the four workers'
+# the binary's shared libraries and runs rbarrier; the four workers are one
+# job (`run --name compose --n 4 --id SERVICE ... -- rbarrier worker ...`)
+# whose lease is shorter than the workers' barrier lease (so the job, which
+# names the container, is what finds a dead one); then the four workers'
 # exact command lines from the compose file run here against the shared
 # server and must keep the demo's property (globals 1..40 once each).
 . "$RB_TESTS_DIR/lib.sh"
@@ -38,6 +41,17 @@ def as_list(cmd):
     if cmd is None: return None
     if isinstance(cmd, str): return shlex.split(cmd)
     return [str(x) for x in cmd]
+
+def interpolate(args):
+    """${VAR:-default} and ${VAR-default} as compose expands them when VAR
+    is not set (this test sets none of them)."""
+    return [re.sub(r"\$\{[A-Za-z_][A-Za-z0-9_]*:?-([^}]*)\}", r"\1", a) for a in args]
+
+def seconds(text):
+    """A duration as the CLI takes it (90, 1.5s, 5m, 1h), in seconds."""
+    m = re.match(r"^([0-9]+(?:\.[0-9]+)?)([smhd]?)$", text or "")
+    if not m: return None
+    return float(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
 
 def opt(args, name):
     """Value of --name V or --name=V in args, else None."""
@@ -105,13 +119,37 @@ def compose_checks():
         check("redis accepts the workers' containers (--protected-mode no)",
               opt(rcmd, "--protected-mode") == "no", " ".join(rcmd))
 
-    workers = {}
+    # A worker: `run RUN-FLAGS -- rbarrier worker WORKER-FLAGS` (the image's
+    # entrypoint is rbarrier).
+    workers, runs, lines = {}, {}, {}
     for name, svc in services.items():
         if name == "redis" or not isinstance(svc, dict): continue
-        args = as_list(svc.get("command")) or []
-        if args[:1] == ["worker"]: workers[name] = (svc, args)
-    check("every service but redis is a worker", len(workers) == len(services) - 1,
-          "services: %s" % ", ".join(services))
+        cmd = interpolate(as_list(svc.get("command")) or [])
+        if cmd[:1] != ["run"] or "--" not in cmd: continue
+        at = cmd.index("--")
+        if cmd[at + 1:at + 3] != ["rbarrier", "worker"]: continue
+        workers[name] = (svc, cmd[at + 2:])
+        runs[name] = cmd[1:at]
+        lines[name] = cmd
+    check("every service but redis is `run ... -- rbarrier worker ...`",
+          len(workers) == len(services) - 1, "services: %s" % ", ".join(services))
+
+    # One job: same name, --n 4, each member's --id its service's name (the
+    # name a break reports), one lease, and entering bounded.
+    for what in ("--name", "--n", "--lease", "--prefix"):
+        values = {opt(r, what) for r in runs.values()}
+        check("all runners agree on %s" % what, len(values) == 1, "got %s" % sorted(map(str, values)))
+    check("the job has four members (--n 4)", all(opt(r, "--n") == "4" for r in runs.values()))
+    check("each runner's --id is its service's name",
+          all(opt(r, "--id") == name for name, r in runs.items()),
+          ", ".join("%s: %s" % (n, opt(r, "--id")) for n, r in sorted(runs.items())))
+    check("every runner bounds entering with --timeout",
+          all(opt(r, "--timeout") for r in runs.values()))
+    job_lease = [seconds(opt(r, "--lease") or "10") for r in runs.values()]
+    bar_lease = [seconds(opt(a, "--lease") or "10") for _, a in workers.values()]
+    check("the workers' barrier lease is longer than the job's",
+          None not in job_lease + bar_lease and job_lease and min(bar_lease) > max(job_lease),
+          "job %s, barrier %s" % (job_lease, bar_lease))
 
     total = sum(replicas(svc) for svc, _ in workers.values())
     check("four workers in all", total == 4, "%d" % total)
@@ -144,8 +182,8 @@ def compose_checks():
     if not runnable:
         return  # they would not meet: running them only waits for --timeout
     with open(cmds_path, "w") as f:
-        for name, (svc, args) in sorted(workers.items()):
-            f.write(" ".join(shlex.quote(a) for a in args) + "\n")
+        for name in sorted(lines):
+            f.write(" ".join(shlex.quote(a) for a in lines[name]) + "\n")
 
 stages_by_name = {}
 
@@ -258,8 +296,10 @@ else
 fi
 
 # The four workers' command lines, as the compose file has them (the image's
-# entrypoint is rbarrier), run here against the shared server. A fresh
-# prefix keeps this run's barrier and parameter apart from any other.
+# entrypoint is rbarrier, and the rbarrier in the job's command is this
+# one), run here against the shared server. A fresh prefix, given to the
+# runner and to the worker, keeps this run's job, barrier and parameter
+# apart from any other.
 expect_eq "four worker command lines" 4 "$(wc -l < "$cmds")"
 prefix=$(fresh compose)
 out=$RB_TEST_TMP/$prefix.out
@@ -267,7 +307,17 @@ out=$RB_TEST_TMP/$prefix.out
 pids=""
 while read -r line; do
     eval "set -- $line"
-    RBARRIER_URL=$RB_URL rb "$@" --prefix "$prefix" >> "$out" 2>&1 &
+    args=() cmd=0
+    for a in "$@"; do
+        if [ "$cmd" = 0 ] && [ "$a" = -- ]; then
+            args+=(--prefix "$prefix" --); cmd=1
+        elif [ "$cmd" = 1 ] && [ "$a" = rbarrier ]; then
+            args+=("$bin"); cmd=2
+        else
+            args+=("$a")
+        fi
+    done
+    RBARRIER_URL=$RB_URL rb "${args[@]}" --prefix "$prefix" >> "$out" 2>&1 &
     pids="$pids $!"
 done < "$cmds"
 codes=""

@@ -1,8 +1,11 @@
 # The shell examples: examples/worker.sh as 3 processes x 5 iterations keeps
 # the demo's property (globals 1..15 each once, local = 3*k on each worker's
 # k-th line); examples/checkpoint.sh with 3 parties saves every round and
-# nobody resumes before all have saved; with a party missing it exits 124
-# for the one that gives up and 3 for the one left waiting, saving nothing.
+# nobody resumes before all have saved; with a party missing (no restarts)
+# it exits 124 for the one that gives up and 3 for the one left waiting,
+# saving nothing; a worker that crashes once between checkpoints restarts
+# all three from the last checkpoint, and they all finish (exit 0) with the
+# state a run without the crash has.
 . "$RB_TESTS_DIR/lib.sh"
 
 ex=$(cd "$RB_TESTS_DIR/../examples" && pwd)
@@ -107,20 +110,68 @@ expect_eq "every round-2 save follows every round-1 save" ok \
     "$(awk '/round 1 saved/ { l1 = NR } /round 2 saved/ && !f2 { f2 = NR }
             END { print (l1 < f2 ? "ok" : "round 1 save at " l1 " after round 2 save at " f2) }' "$out")"
 
-# A party missing: worker 0 waits (TIMEOUT 40), worker 1 gives up after 2 s
-# (exit 124) and breaks the round; worker 0 then exits 3. Nobody saves.
+# A party missing, no restarts: worker 0 waits (TIMEOUT 40), worker 1 gives
+# up entering the job after 2 s (exit 124) and breaks it; worker 0 then
+# exits 3. Nobody saves.
 run=$(fresh ckptfail)
 dir=$RB_TEST_TMP/$run.d
-RUN=$run TIMEOUT=40 "$ex/checkpoint.sh" 0 3 "$dir" 1 > "$RB_TEST_TMP/$run.0" 2>&1 &
+RESTARTS=0 RUN=$run TIMEOUT=40 "$ex/checkpoint.sh" 0 3 "$dir" 1 > "$RB_TEST_TMP/$run.0" 2>&1 &
 a=$!
-wait_arrived "ckpt-$run" 1
-RUN=$run TIMEOUT=2 "$ex/checkpoint.sh" 1 3 "$dir" 1 > "$RB_TEST_TMP/$run.1" 2>&1
+entering() { rb status --name "$run" --json 2>/dev/null | grep -q '"state":"entering"'; }
+check "worker 0 is entering the job" wait_until 20 entering
+RESTARTS=0 RUN=$run TIMEOUT=2 "$ex/checkpoint.sh" 1 3 "$dir" 1 > "$RB_TEST_TMP/$run.1" 2>&1
 b=$?
 wait "$a"; a=$?
 expect_eq "checkpoint.sh with a party missing: 3 for the waiter, 124 for the one that gave up" \
     "3 124" "$a $b"
-expect_match "the waiter says it is not saving" "round 1: barrier ckpt-$run broken, not saving" \
+expect_match "the waiter is told who gave up" "$run: job broken: 1 timed out after 2s entering" \
     "$(cat "$RB_TEST_TMP/$run.0")"
-expect_match "the one that gave up says so" "gave up on ckpt-$run after 2s" \
+expect_match "the one that gave up says so" "1 timed out after 2s entering" \
     "$(cat "$RB_TEST_TMP/$run.1")"
 expect_eq "nothing was saved" "" "$(ls "$dir" 2>/dev/null)"
+
+# 3. checkpoint.sh with restarts: 3 workers, 3 rounds; worker 1 is killed
+#    (SIGKILL, as the OOM killer does) in its second round's work, after
+#    every worker saved round 1. Every worker must start again from round
+#    1's checkpoint: nobody saves round 1 twice, every worker's round-3
+#    state is the one of a run without the crash (3 * (index + 1): its
+#    state of round 1, restored, plus two rounds), and all exit 0.
+run=$(fresh ckptcrash)
+dir=$RB_TEST_TMP/$run.d
+steps=$RB_TEST_TMP/$run.steps
+step=$RB_TEST_TMP/$run.step.sh
+# STEP ROUND: log "ROUND ID RESTART"; worker 1's round 2 of the first
+# attempt kills the worker that runs it (its parent shell).
+cat > "$step" <<EOF
+#!/bin/sh
+echo "\$1 \$RBARRIER_ID \$RBARRIER_RESTART" >> '$steps'
+if [ "\$1" = 2 ] && [ "\$RBARRIER_ID" = 1 ] && [ "\$RBARRIER_RESTART" = 0 ]; then
+    kill -KILL "\$PPID"
+    exit 1
+fi
+EOF
+chmod +x "$step"
+pids=""
+for i in 0 1 2; do
+    STEP=$step RESTARTS=2 RUN=$run TIMEOUT=40 "$ex/checkpoint.sh" "$i" 3 "$dir" 3 \
+        > "$RB_TEST_TMP/$run.out.$i" 2> "$RB_TEST_TMP/$run.err.$i" &
+    pids="$pids $!"
+done
+codes=""
+for p in $pids; do wait "$p"; codes="$codes$?"; done
+out=$(cat "$RB_TEST_TMP/$run".out.*)
+expect_eq "a crash between checkpoints: all three exit 0 in the end" 000 "$codes"
+expect_eq "... the first attempt: every worker worked round 1, worker 1 round 2 too" \
+    "1 0 0|1 1 0|1 2 0|2 1 0|" "$(awk '$3 == 0' "$steps" | sort | grep -v '^2 [02] ' | tr '\n' '|')"
+expect_eq "... each worker restarted once, from round 1's checkpoint" \
+    "worker 0: restart 1 from the checkpoint of round 1|worker 1: restart 1 from the checkpoint of round 1|worker 2: restart 1 from the checkpoint of round 1|" \
+    "$(grep 'restart' <<<"$out" | sort | tr '\n' '|')"
+expect_eq "... the restarted attempt worked rounds 2 and 3, on each worker" \
+    "2 0 1|2 1 1|2 2 1|3 0 1|3 1 1|3 2 1|" "$(awk '$3 != 0' "$steps" | sort | tr '\n' '|')"
+expect_eq "... round 1 saved once by each worker, rounds 2 and 3 after the restart" \
+    "3 3 3" "$(for r in 1 2 3; do grep -c "round $r saved" <<<"$out"; done | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "... the round-3 states are those of a run without the crash" \
+    "round 3 worker 0 state 3|round 3 worker 1 state 6|round 3 worker 2 state 9|" \
+    "$(cat "$dir/$run".round-3.worker-[012] 2>/dev/null | tr '\n' '|')"
+expect_match "... the others were told why, and that all restart" \
+    "1's command was killed by signal 9; restart 1 of 2" "$(cat "$RB_TEST_TMP/$run.err.0")"

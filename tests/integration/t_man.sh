@@ -78,3 +78,30 @@ for v in $(cat "$root"/cli/*.c | grep -oE '"(RBARRIER_[A-Z0-9_]+|REDISCLI_[A-Z_]
 done
 expect_eq "every environment variable the CLI uses is under ENVIRONMENT" "" "$missing_env"
 check "the man page documents RBARRIER_URL" grep -qxF RBARRIER_URL <<<"$env_doc"
+
+# The SYNOPSIS of run and reset lists each flag of their subsections, and
+# the flags DESIGN.md's command line gives a job are all there: in the
+# program's --help, in the subsection and in the SYNOPSIS.
+synopsis_of() {  # CMD: the long flags of CMD's lines in the SYNOPSIS
+    awk -v c="$1" '/^\.Sh / { on = ($0 == ".Sh SYNOPSIS"); next }
+        on && /^\.Nm/ { cur = ""; next }
+        on && /^\.Cm / { cur = $2; next }
+        on && cur == c { for (i = 1; i < NF; i++) if (($i == "Fl" || $i == ".Fl") && $(i + 1) ~ /^-/) print "-" $(i + 1) }' "$man"
+}
+for c in run reset; do
+    syn=$(synopsis_of "$c") missing=""
+    for f in $(awk -v c="$c" '$1 == c { print $2 }' <<<"$documented"); do
+        grep -qxF -- "$f" <<<"$syn" || missing="$missing $f"
+    done
+    check "the SYNOPSIS has a $c line" test -n "$syn"
+    expect_eq "the SYNOPSIS of $c lists each flag of its subsection" "" "$missing"
+done
+missing=""
+for cf in "run --name" "run --n" "run --id" "run --expect" "run --timeout" "run --lease" \
+          "run --ttl" "run --restarts" "run --kill-after" "run --quiet" "reset --job" "reset --lock"; do
+    set -- $cf
+    grep -qE -- "^ +(-[a-z], )?$2( |$)" <<<"$(rb "$1" --help 2>&1)" || missing="$missing $1:$2(--help)"
+    grep -qxF -- "$1 $2" <<<"$documented" || missing="$missing $1:$2(subsection)"
+    grep -qxF -- "$2" <<<"$(synopsis_of "$1")" || missing="$missing $1:$2(SYNOPSIS)"
+done
+expect_eq "every flag of a job (run, reset --job) is in --help, its subsection and the SYNOPSIS" "" "$missing"
