@@ -27,7 +27,7 @@ static void load(void)
     const char *missing = NULL;
 
     dlerror();
-    h = dlopen(RB_LIBSSL_SONAME, RTLD_NOW | RTLD_LOCAL);
+    h = dlopen(RB_LIBSSL_SONAME, RTLD_LAZY | RTLD_LOCAL);
     if (h == NULL) {
         const char *why = dlerror();
 
