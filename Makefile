@@ -211,6 +211,14 @@ bench: all $(BUILD)/bench/rb_bench
 	$(Q)RBARRIER=$(abspath $(BUILD)/rbarrier) RB_BENCH=$(abspath $(BUILD)/bench/rb_bench) \
 	    BUILD=$(abspath $(BUILD)) bash bench/run.sh
 
+# Only the process-start rows (start, shell loops, a TLS process), the same
+# way, in a minute or two; RB_BENCH_BASELINE=OLD-BINARY compares another
+# build interleaved with this one.
+.PHONY: bench-start
+bench-start: all $(BUILD)/bench/rb_bench
+	$(Q)RBARRIER=$(abspath $(BUILD)/rbarrier) RB_BENCH=$(abspath $(BUILD)/bench/rb_bench) \
+	    bash bench/start.sh
+
 # Every measurement once, for seconds: it fails when one cannot be made or
 # prints no number, so the bench cannot rot unnoticed (its numbers mean
 # nothing).
