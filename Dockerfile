@@ -30,8 +30,9 @@ EXPOSE 6379
 CMD ["redis-server", "--protected-mode", "no", "--save", "", "--appendonly", "no"]
 
 # ---- runtime stage (the default image): the binary, the shared libraries
-# it links, the CA certificates a rediss:// URL to a hosted Redis is checked
-# against, the examples ----
+# it links, libssl3 (loaded by the binary for rediss:// URLs only), the CA
+# certificates a rediss:// URL to a hosted Redis is checked against, the
+# examples ----
 FROM debian:bookworm-slim AS runtime
 RUN apt-get update \
     && apt-get install -y --no-install-recommends libhiredis0.14 libargtable2-0 libssl3 \

@@ -13,14 +13,18 @@ HIREDIS_CFLAGS := $(shell pkg-config --cflags hiredis 2>/dev/null)
 HIREDIS_LIBS := $(shell pkg-config --libs hiredis 2>/dev/null || echo -lhiredis)
 ALL_CFLAGS = $(WARN) $(OPT) $(HIREDIS_CFLAGS) $(SSL_CFLAGS) -Ilib -Ilib/include \
              -I$(BUILD)/gen -MMD -MP $(EXTRA_DEFS) $(EXTRA_CFLAGS) $(CFLAGS)
-# OpenSSL for rediss:// (hiredis 0.14 has no TLS).
+# OpenSSL for rediss:// (hiredis 0.14 has no TLS): its headers at build
+# time; libssl itself is loaded with dlopen by the first rediss:// handle
+# (lib/rb_openssl.h), so nothing links it and a plain URL's process does
+# not pay for loading it. Only the unit tests' TLS server links it.
 SSL_CFLAGS := $(shell pkg-config --cflags openssl 2>/dev/null)
 SSL_LIBS := $(shell pkg-config --libs openssl 2>/dev/null || echo -lssl -lcrypto)
 # What the library itself needs (the shared library and rbarrier.pc carry
-# it); the CLI adds argtable.
-LIB_LIBS = $(HIREDIS_LIBS) $(SSL_LIBS) -lm
-PC_REQUIRES = hiredis openssl
-PC_LIBS = -lm
+# it); the CLI adds argtable. -ldl and -lpthread (dlopen, pthread_once)
+# are part of libc since glibc 2.34 and add nothing there.
+LIB_LIBS = $(HIREDIS_LIBS) -ldl -lpthread -lm
+PC_REQUIRES = hiredis
+PC_LIBS = -ldl -lpthread -lm
 LIBS = $(LIB_LIBS) -largtable2
 ifeq ($(V),1)
 Q =
@@ -115,7 +119,7 @@ CLI_PURE_OBJ := $(BUILD)/obj/cli/opts.o $(BUILD)/obj/cli/json.o \
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/librbarrier.a $(CLI_PURE_OBJ)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Wno-missing-prototypes -Icli -o $@ $< \
-	    $(CLI_PURE_OBJ) $(BUILD)/librbarrier.a -lcmocka $(LIBS) $(LDFLAGS)
+	    $(CLI_PURE_OBJ) $(BUILD)/librbarrier.a -lcmocka $(LIBS) $(SSL_LIBS) $(LDFLAGS)
 
 unit: $(UNIT_BIN)
 	$(Q)fails=0; for t in $(UNIT_BIN); do $(TEST_WRAP) $$t || fails=$$((fails+1)); done; \
@@ -206,6 +210,14 @@ $(BUILD)/bench/rb_bench: $(BENCH_OBJ) $(BUILD)/librbarrier.a
 bench: all $(BUILD)/bench/rb_bench
 	$(Q)RBARRIER=$(abspath $(BUILD)/rbarrier) RB_BENCH=$(abspath $(BUILD)/bench/rb_bench) \
 	    BUILD=$(abspath $(BUILD)) bash bench/run.sh
+
+# Only the process-start rows (start, shell loops, a TLS process), the same
+# way, in a minute or two; RB_BENCH_BASELINE=OLD-BINARY compares another
+# build interleaved with this one.
+.PHONY: bench-start
+bench-start: all $(BUILD)/bench/rb_bench
+	$(Q)RBARRIER=$(abspath $(BUILD)/rbarrier) RB_BENCH=$(abspath $(BUILD)/bench/rb_bench) \
+	    bash bench/start.sh
 
 # Every measurement once, for seconds: it fails when one cannot be made or
 # prints no number, so the bench cannot rot unnoticed (its numbers mean

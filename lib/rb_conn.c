@@ -110,8 +110,8 @@ int rb_conn_new(rb_conn **out, const rb_url *url, const rb_conn_opts *opts,
     if (kind == RB_URL_TCP &&
         (c->seed_host = dup_str(rb_url_get_host(url, 0))) == NULL)
         goto nomem;
-    /* OpenSSL is loaded with the program but set up only here, for a
-     * rediss:// URL: a plain one costs it nothing at run time. */
+    /* OpenSSL is loaded and set up only here, for a rediss:// URL: a
+     * plain one costs it nothing, start-up included. */
     if (rb_url_is_tls(url) &&
         (rc = rb_tls__ctx_new(&c->tls, c->opts.tls, err)) != RB_OK) {
         rb_conn_free(c);

@@ -3,7 +3,9 @@
  * every distribution (Debian 12's hiredis 0.14 has no TLS of its own). The
  * socket stays non-blocking and every wait is a poll(2) with the caller's
  * deadline, as for plain TCP, so a server that accepts and then says
- * nothing costs no more than the connect timeout.
+ * nothing costs no more than the connect timeout. OpenSSL itself is
+ * loaded by the first context made (rb_openssl.h), so a program that never
+ * uses rediss:// never loads it.
  */
 #include "fmacros.h"
 
@@ -15,11 +17,8 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <openssl/x509v3.h>
-
 #include "rb_internal.h"
+#include "rb_openssl.h"
 #include "rb_tls.h"
 
 struct rb_tls_ctx {
@@ -107,6 +106,7 @@ int rb_tls__ctx_new(rb_tls_ctx **out, const rb_tls_opts *opts,
 {
     rb_tls_opts none = RB_TLS_OPTS_INIT;
     rb_tls_ctx *c;
+    int rc;
 
     *out = NULL;
     if (opts == NULL)
@@ -119,6 +119,8 @@ int rb_tls__ctx_new(rb_tls_ctx **out, const rb_tls_opts *opts,
         return rb_error__set(err, RB_EINVAL,
                              "TLS: a client certificate needs its key, and "
                              "a key its certificate");
+    if ((rc = rb_openssl__load(err)) != RB_OK)
+        return rc;
     c = calloc(1, sizeof(*c));
     if (c == NULL)
         return rb_error__set(err, RB_ENOMEM, "out of memory");

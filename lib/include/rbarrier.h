@@ -18,8 +18,9 @@
  * Threads: an rb_conn handle, and every call made with it, belongs to one
  * thread at a time (use one handle per thread). Everything else (checks,
  * URL parsing, rb_version, rb_strerror) is reentrant and keeps no global
- * state. OpenSSL is touched only by handles of rediss:// URLs, and sets
- * itself up on first use, once, thread-safely.
+ * state. OpenSSL is loaded (dlopen of libssl) by the first handle of a
+ * rediss:// URL, once, thread-safely; a program that uses only plain URLs
+ * never loads it.
  *
  * SIGPIPE: the library never raises it. Plain connections write with
  * send(2) and MSG_NOSIGNAL, and TLS connections through a socket that does
@@ -229,7 +230,8 @@ typedef struct rb_conn_opts {
  * both may be freed once it returns.
  * @param[out] out  freed with rb_conn_free
  * @return RB_OK, RB_EINVAL (an opts version this library does not know, a
- *         TLS file that cannot be read), RB_ENOMEM */
+ *         TLS file that cannot be read, a rediss:// URL where libssl
+ *         cannot be loaded), RB_ENOMEM */
 int rb_conn_new(rb_conn **out, const rb_url *url, const rb_conn_opts *opts,
                 rb_error *err);
 

@@ -291,6 +291,17 @@ elif command -v dpkg >/dev/null && command -v ldd >/dev/null; then
         check "the runtime stage installs ${pkg%%:*} (it provides $so)" \
             grep -qx -- "${pkg%%:*}" "$RB_TEST_TMP/runtime-packages"
     done
+    # libssl is loaded for rediss:// URLs, not linked: ldd cannot name it.
+    so=$(ldd "$(command -v openssl)" 2>/dev/null | awk '$1 ~ /^libssl\.so/ { print $1 }')
+    pkg=
+    [ -n "$so" ] && pkg=$(dpkg -S "*/$so" 2>/dev/null | awk -F: -v so="/$so" \
+        'substr($0, length($0) - length(so) + 1) == so { print $1; exit }')
+    if [ -n "$pkg" ]; then
+        check "the runtime stage installs $pkg (libssl, loaded for rediss://)" \
+            grep -qx -- "$pkg" "$RB_TEST_TMP/runtime-packages"
+    else
+        skip "which package provides libssl: no openssl command or dpkg entry"
+    fi
 else
     skip "dpkg and ldd are needed to check the runtime stage's packages"
 fi

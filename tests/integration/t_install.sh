@@ -62,7 +62,24 @@ embed=$RB_TEST_TMP/embed-$$
 ${RB_CC:-cc} -std=c99 -Wall -Wextra -Werror ${RB_CFLAGS:-} -o "$embed" "$root/examples/embed.c" \
     $(pkg-config --cflags --libs rbarrier) ${RB_LDFLAGS:-} 2> "$RB_TEST_TMP/embed.log"
 check "examples/embed.c builds with pkg-config --cflags --libs rbarrier" test -x "$embed"
+# The static library with what `pkg-config --static` adds: OpenSSL is not
+# among it (the library loads libssl itself, for rediss:// only).
+static=$RB_TEST_TMP/embed-static-$$
+# shellcheck disable=SC2046,SC2086 # pkg-config output is split on purpose
+${RB_CC:-cc} -std=c99 -Wall -Wextra -Werror ${RB_CFLAGS:-} -o "$static" "$root/examples/embed.c" \
+    $(pkg-config --cflags rbarrier) "$lib/librbarrier.a" \
+    $(pkg-config --static --libs-only-l rbarrier | sed 's/-lrbarrier//') ${RB_LDFLAGS:-} \
+    2> "$RB_TEST_TMP/embed-static.log"
+check "examples/embed.c links librbarrier.a with pkg-config --static --libs" test -x "$static"
+expect_eq "rbarrier.pc requires no OpenSSL" "hiredis" \
+    "$(pkg-config --print-requires-private rbarrier | tr -d ' \n')"
 unset PKG_CONFIG_PATH PKG_CONFIG_SYSROOT_DIR
+expect_eq "... and the static embed links no libssl, libcrypto or librbarrier" "" \
+    "$(readelf -d "$static" | grep NEEDED | grep -E 'lib(ssl|crypto|rbarrier)\.so')"
+"$static" "$RB_URL" "$(fresh embed-static)" 1 embed 1 > /dev/null 2> "$RB_TEST_TMP/embed-static.err"
+expect_eq "the static embed passes a round alone" 0 $?
+expect_eq "installed librbarrier.so links no libssl or libcrypto" "" \
+    "$(readelf -d "$lib/librbarrier.so.$version" | grep NEEDED | grep -E 'lib(ssl|crypto)\.so')"
 export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 expect_match "embed links the installed librbarrier.so.$major" \
     "librbarrier\.so\.$major => $lib/librbarrier\.so\.$major" "$(ldd "$embed")"

@@ -9,7 +9,11 @@
 #     at once (retrying cannot help); --insecure passes and warns;
 #  4. mistakes: a plain URL with TLS flags (exit 2), a plain client on the
 #     TLS port (exit 4, one line: use rediss://) and a TLS client on a plain
-#     port (exit 4, one line).
+#     port (exit 4, one line);
+#  5. rediss-sentinel://;
+#  6. OpenSSL is loaded only for rediss://: neither the binary nor the
+#     shared library links it, a plain URL works where libssl cannot be
+#     loaded, and rediss:// there is bad input (exit 2, one line).
 . "$RB_TESTS_DIR/lib.sh"
 . "$RB_TESTS_DIR/fault/lib_fault.sh"
 trap kill_spawned EXIT
@@ -120,6 +124,7 @@ err=$(rb get --url "redis://127.0.0.1:$port" --param x --connect-timeout 30 2>&1
 expect_match "... with --connect-timeout too (retrying cannot help)" \
     "the server speaks TLS: use rediss://$" "$err"
 start_redis plain || not_ok "start a plain redis-server"
+plain_port=$REDIS_PORT
 tls_fails "a TLS client on a plain port" "TLS: .*\(is that port a TLS port\?\)$" \
     get --url "rediss://127.0.0.1:$REDIS_PORT" --cacert "$ca" --param x --connect-timeout 1
 
@@ -144,4 +149,38 @@ if server_start "$sdir" tls_ping "$sport" -- "$sdir/sentinel.conf" --sentinel; t
     expect_eq "rediss-sentinel://: wait" 0 $?
 else
     not_ok "start a TLS sentinel"
+fi
+
+# 6. No OpenSSL for a plain URL. Where libssl cannot be loaded (a mount
+#    namespace with an empty file over it), redis:// must still work.
+build=${RB_BUILD:-$RB_TESTS_DIR/../build}
+for f in "$build/rbarrier" "$build/librbarrier.so"; do
+    needed=$(readelf -d "$f" | grep NEEDED)
+    check "$(basename "$f") has NEEDED entries" test -n "$needed"
+    expect_eq "$(basename "$f") does not link libssl or libcrypto" "" \
+        "$(printf '%s\n' "$needed" | grep -E 'lib(ssl|crypto)\.so')"
+done
+libssl=$(ldd "$(command -v openssl)" | awk '$1 ~ /^libssl\.so/ { print $3 }')
+# without_libssl CMD...: run CMD where libssl is an empty file.
+without_libssl() {
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    unshare --mount sh -c 'mount --bind /dev/null "$0" && exec "$@"' "$libssl" "$@"
+}
+if [ -f "$libssl" ] && without_libssl true 2>/dev/null; then
+    pp=$(fresh nossl)
+    redis-cli -p "$plain_port" SET "rb:p:{$pp}" 3 >/dev/null
+    out=$(without_libssl $RBARRIER get --url "redis://127.0.0.1:$plain_port" --param "$pp" 2>&1)
+    expect_eq "without libssl: get over redis:// works" "0:3" "$?:$out"
+    without_libssl $RBARRIER wait --url "redis://127.0.0.1:$plain_port" \
+        --name "$(fresh nossl)" --n 1 2>/dev/null
+    expect_eq "without libssl: wait over redis:// works" 0 $?
+    err=$(without_libssl $RBARRIER get --url "$RBARRIER_URL" --cacert "$ca" --param "$p" 2>&1)
+    expect_eq "without libssl: rediss:// is bad input (exit 2)" 2 $?
+    expect_eq "... in one line" 1 "$(printf '%s\n' "$err" | wc -l)"
+    expect_match "... naming the library it needs" \
+        "^rbarrier: TLS: rediss:// needs OpenSSL \(libssl\.so\.[0-9.]+\), which cannot be loaded: .+" "$err"
+    expect_eq "with libssl again: the same rediss:// call passes" 8 \
+        "$(rb get --cacert "$ca" --param "$p")"
+else
+    skip "no libssl hidden: needs unshare --mount and a libssl ('$libssl')"
 fi
