@@ -180,3 +180,24 @@ check "... without running its command" test ! -e "$T/$name.w-ran"
 expect_eq "... and it left the line" 0 "$(queued "$name")"
 touch "$T/$name.go"
 await "$name.h" 15
+
+# ---- a hand-off costs the release alone ----------------------------------------
+# The release grants and pushes the token onto the next waiter's wake
+# list; the woken waiter holds on that alone. Scripts run in the window:
+# the holder's release and the new holder's release, no call in between
+# (leases of 30 s: no slice ends and no renewal falls due in it).
+name=$(fresh ho)
+script_calls() { rcli INFO commandstats | tr -d '\r' |
+    awk -F'[:=,]' '/^cmdstat_eval(sha)?:/ { n += $3 } END { print n + 0 }'; }
+spawn "$name.h" $RBARRIER lock --name "$name" --id h --lease 30 -- sh -c "$(hold_until "$T/$name.go")"
+wait_until 20 _holding_is "$name" 1 || not_ok "hand-off: the holder holds"
+spawn "$name.w" $RBARRIER lock --name "$name" --id w --lease 30 --timeout 60 -- \
+    sh -c "echo \$RBARRIER_LOCK_TOKEN > '$T/$name.wtok'"
+wait_until 20 _queued_is "$name" 1 || not_ok "hand-off: w waits"
+before=$(script_calls)
+touch "$T/$name.go"
+await "$name.h" 15; await "$name.w" 15
+after=$(script_calls)
+expect_eq "hand-off: both ran their commands" "0 0" "$(code_of "$name.h") $(code_of "$name.w")"
+expect_eq "... the waiter's token is the next one" 2 "$(cat "$T/$name.wtok")"
+expect_eq "... two script calls, the releases (no call confirms the grant)" 2 "$((after - before))"
