@@ -15,6 +15,10 @@
  * read (using a STALLS fault), its lease passing meanwhile. Its own clock
  * started at the sending of its last acquire call, before the grant, so
  * it knows the lease has passed whenever Redis does.
+ * Key expiry (lock_touch and lock_created in lua/includes/lock.lua) is
+ * outside the model: its keys never expire, so the scripts' EXPIREs, and
+ * how often they run, change nothing here; tests/integration/t_lock.sh
+ * checks that every key of a lock in use has an expiry.
  * Seeded bugs: MUT_LOCK_NO_SLOT_CHECK (a grant does not count the
  *   holders), MUT_TOKEN_NO_GROW (the token does not grow with a grant),
  *   MUT_LOCK_NO_SELF_STOP (a holder that cannot renew keeps CMD running),
