@@ -132,5 +132,8 @@ kill -CONT "$(pid_of "$name.w")"
 await "$name.w" 20
 expect_eq "a grant read after its lease: exit 3" 3 "$(code_of "$name.w")"
 check "... without running its command" test ! -e "$T/$name.w-ran"
-expect_match "... saying it was granted too late" "granted, but" "$(err_of "$name.w")"
+# (Stopped in the moment between two slices instead, it finds its entry
+# expired by its next acquire call: "place is gone". Either way it must
+# not run.)
+expect_match "... saying it was granted too late" "granted, but|place is gone" "$(err_of "$name.w")"
 expect_eq "... and the slot is free again" "0 0" "$(holding "$name") $(queued "$name")"
