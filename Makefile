@@ -219,6 +219,14 @@ bench-start: all $(BUILD)/bench/rb_bench
 	$(Q)RBARRIER=$(abspath $(BUILD)/rbarrier) RB_BENCH=$(abspath $(BUILD)/bench/rb_bench) \
 	    bash bench/start.sh
 
+# The lock's rows alone (pairs and hand-offs against redis-py's Lock, the
+# commands per hand-off and per blocked waiter): a minute or two.
+.PHONY: bench-lock
+bench-lock: all $(BUILD)/bench/rb_bench
+	$(Q)RB_BENCH_ONLY=lock RBARRIER=$(abspath $(BUILD)/rbarrier) \
+	    RB_BENCH=$(abspath $(BUILD)/bench/rb_bench) BUILD=$(abspath $(BUILD)) \
+	    bash bench/run.sh
+
 # Every measurement once, for seconds: it fails when one cannot be made or
 # prints no number, so the bench cannot rot unnoticed (its numbers mean
 # nothing).

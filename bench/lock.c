@@ -6,7 +6,9 @@
  *                   each looping --count acquire/release pairs on one
  *                   name, started together: lock_handoffs_per_s, the
  *                   grants of all of them over the time until the last
- *                   one is done;
+ *                   one is done; and per grant the client commands
+ *                   and the Redis commands (INFO commandstats, scripts
+ *                   included): lock_handoff_cmds, lock_handoff_calls;
  *   --mode idle     one holder (renewing every third of the default
  *                   lease) and --waiters waiters blocked on it (default
  *                   lease): the Redis calls (INFO commandstats, scripts
@@ -52,12 +54,22 @@ static void mode_pairs(const char *url, const char *name, long count)
     party_conn_free(c);
 }
 
-static void mode_handoff(const char *url, const char *name, long procs,
+static void mode_handoff(bench_ctx *ctx, const char *name, long procs,
                          long count)
 {
-    long long start;
+    const char *url = ctx->url_text;
+    cmdstats *before = malloc(sizeof(cmdstats)),
+             *after = malloc(sizeof(cmdstats));
+    redisContext *adm = admin_connect(&ctx->addr);
+    long long start, end;
+    double grants = (double)(procs * count);
+    cmd_delta d;
     long p;
     int failed = 0, st;
+
+    if (before == NULL || after == NULL)
+        die("out of memory");
+    cmdstats_take(adm, before);
 
     /* CLOCK_MONOTONIC is shared: every child connects, then waits for
      * the same start moment. */
@@ -84,10 +96,17 @@ static void mode_handoff(const char *url, const char *name, long procs,
     while (wait(&st) > 0)
         if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
             failed = 1;
+    end = now_ns();
     if (failed)
         die("a contender failed");
-    printf("lock_handoffs_per_s %.1f\n",
-           (double)(procs * count) * 1e9 / (double)(now_ns() - start));
+    cmdstats_take(adm, after);
+    d = cmdstats_delta(adm, before, after, "lock hand-off per grant:", grants);
+    printf("lock_handoffs_per_s %.1f\n", grants * 1e9 / (double)(end - start));
+    printf("lock_handoff_cmds %.2f\n", (double)d.client / grants);
+    printf("lock_handoff_calls %.2f\n", (double)(d.client + d.inside) / grants);
+    redisFree(adm);
+    free(before);
+    free(after);
 }
 
 typedef struct waiter {
@@ -207,7 +226,7 @@ int bench_lock(bench_ctx *ctx, int argc, char **argv)
     if (strcmp(mode, "pairs") == 0)
         mode_pairs(ctx->url_text, name, count);
     else if (strcmp(mode, "handoff") == 0)
-        mode_handoff(ctx->url_text, name, procs, count);
+        mode_handoff(ctx, name, procs, count);
     else if (strcmp(mode, "idle") == 0)
         mode_idle(ctx, name, waiters, seconds);
     else

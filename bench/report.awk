@@ -7,8 +7,11 @@
 # need a row here to be shown; they go to the JSON in any case. Exits 1
 # when a yardstick has no number (a measurement could not be made).
 #
+# With -v only=lock (make bench-lock) it shows the lock's rows alone.
+#
 # awk -f bench/report.awk -v json=FILE -v machine=TEXT -v date_utc=TIME \
-#     -v cpu=TEXT -v cores=N -v redis=VERSION -v reps=N bench-raw.txt
+#     -v cpu=TEXT -v cores=N -v redis=VERSION -v reps=N [-v only=lock] \
+#     bench-raw.txt
 function isort(a, n,    i, j, t) {
     for (i = 2; i <= n; i++) {
         t = a[i]
@@ -64,6 +67,7 @@ function ratio_key(k, a, b, inv,    n, i, x) {
 }
 # A yardstick row: label, key, unit, what it compares, target text, pass.
 function yrow(label, k, unit, ftext, ttext, ok,    v, sp) {
+    if (only != "" && index(k, only "_") != 1) return
     nreq++
     if (!has(k)) {
         printf "%-46s %12s\n", label, "NO NUMBER"
@@ -152,6 +156,18 @@ END {
     yrow("lock: Redis commands/s per blocked waiter", "lock_idle_calls_per_waiter_s", "",
          "default lease", "<=2.0", MED["lock_idle_calls_per_waiter_s"] <= 2)
     printf "%d of %d #24 targets met.\n", y24ok, y24
+    if (only == "lock") {
+        printf "\nDetails\n"
+        printf "%-44s %12s %15s\n", "figure", "value", "min..max"
+        row("lock: client commands per hand-off", "lock_handoff_cmds", "", "", "", "", "")
+        row("lock: Redis commands per hand-off", "lock_handoff_calls", "", "", "", "", "")
+        printf "Raw samples: %s\n", "bench-raw.txt"
+        if (missing != "") {
+            printf "bench: no number for:%s\n", missing > "/dev/stderr"
+            exit 1
+        }
+        exit 0
+    }
 
     rtt = MED["rtt_p50_us"]; cli = MED["redis_cli_ping_ms"]
     printf "\nDetails (targets of earlier issues)\n"
@@ -234,6 +250,10 @@ END {
     k = "idle_cmds_per_party_s"
     row("idle: client commands/s per party", k, "", "-", "-", "<=1", verdict(MED[k] <= 1))
     row("idle: Redis calls/s per party, scripts incl.", "idle_calls_per_party_s", "",
+        "-", "-", "-", "")
+    row("lock: client commands per hand-off, 8 procs", "lock_handoff_cmds", "",
+        "-", "-", "-", "")
+    row("lock: Redis cmds per hand-off, scripts incl.", "lock_handoff_calls", "",
         "-", "-", "-", "")
     row("memory: bytes per open barrier (4/5 in)", "bytes_per_open_barrier", "B",
         "-", "-", "-", "")

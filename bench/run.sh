@@ -14,7 +14,8 @@
 # TTL check (it then reports -1), RB_BENCH_PYTHON (/usr/bin/python3: the
 # one with Debian's python3-redis). RB_BENCH_SMOKE=1 runs every measurement
 # once, briefly (make bench-smoke): it proves they still run, its numbers
-# mean nothing.
+# mean nothing. RB_BENCH_ONLY=lock (make bench-lock) runs the lock rows
+# alone, in the same repetitions, and prints their rows.
 #
 # Who is measured, all in the same run and interleaved repetition by
 # repetition, so a load change on the machine moves them alike:
@@ -47,6 +48,11 @@ set -euo pipefail
 : "${RB_BENCH:?set RB_BENCH to the rb_bench binary (make bench does)}"
 : "${BUILD:?set BUILD to the build directory (make bench does)}"
 SMOKE=${RB_BENCH_SMOKE:-0}
+ONLY=${RB_BENCH_ONLY:-}
+case "$ONLY" in
+''|lock) ;;
+*) echo "bench: RB_BENCH_ONLY is lock or empty, not '$ONLY'" >&2; exit 1 ;;
+esac
 PYTHON=${RB_BENCH_PYTHON:-/usr/bin/python3}
 if [ "$SMOKE" = 1 ]; then
     REPS=1 ROUNDS=100 WARMUP=10 IDLE_S=2 TTL_WAIT=0
@@ -100,10 +106,13 @@ start_redis bench --unixsocketperm 700 --maxclients 10000 ||
 redis_pid=$REDIS_PID port=$REDIS_PORT sock=$REDIS_SOCK
 # A second server for TLS, reached over TLS and over plain TCP alike, so
 # the two differ by TLS alone.
-tls_plain_port=$(free_port)
-start_redis_tls benchtls --port "$tls_plain_port" ||
-    { echo "bench: the TLS redis-server did not start" >&2; exit 1; }
-tls_port=$REDIS_PORT tls_sock=$REDIS_SOCK
+tls_port= tls_sock= tls_plain_port=
+if [ -z "$ONLY" ]; then
+    tls_plain_port=$(free_port)
+    start_redis_tls benchtls --port "$tls_plain_port" ||
+        { echo "bench: the TLS redis-server did not start" >&2; exit 1; }
+    tls_port=$REDIS_PORT tls_sock=$REDIS_SOCK
+fi
 
 tcp=redis://127.0.0.1:$port
 tls_url=rediss://127.0.0.1:$tls_port/0
@@ -144,6 +153,7 @@ started=$(date +%s)
 
 # (5b) First, so its minute runs while the rest is measured: a few rounds
 # with --ttl 30 on a database of their own; the keys are counted at the end.
+[ -n "$ONLY" ] && TTL_WAIT=0
 if [ "$TTL_WAIT" = 1 ]; then
     say "ttl rounds (db 1, ttl 30 s)"
     bench rounds --url "$tcp/1" --n 2 --rounds 200 --warmup 10 --ttl 30 \
@@ -152,7 +162,20 @@ fi
 ttl_end=$(date +%s)
 
 arrive=$here/arrive.lua
+# The lock against redis-py's Lock: pairs, then hand-offs among 8.
+lock_rows() {
+    bench lock --url "$tcp/0" --mode pairs --count "$LOCK_PAIRS"
+    step "$PYTHON" "$here/pylock.py" --url "$tcp/0" --mode pairs --count "$LOCK_PAIRS"
+    bench lock --url "$tcp/0" --mode handoff --procs 8 --count "$LOCK_HANDOFFS"
+    step "$PYTHON" "$here/pylock.py" --url "$tcp/0" --mode handoff --procs 8 \
+        --count "$LOCK_HANDOFFS"
+}
 for rep in $(seq "$REPS"); do
+    if [ "$ONLY" = lock ]; then
+        say "repetition $rep/$REPS: lock pairs and hand-offs, library and redis-py"
+        lock_rows
+        continue
+    fi
     say "repetition $rep/$REPS: floors; rounds N = 2, 4, 16: library, floor, redis-py ($ROUNDS rounds); TLS; shell loops; processes; fan-out 64"
     bench rtt --url "$tcp/0" --count "$RTT_COUNT"
     bench rtt --url "unix://$sock" --count "$RTT_COUNT" --key rtt_unix_p50_us
@@ -196,24 +219,23 @@ for rep in $(seq "$REPS"); do
         "$SHELL_ROUNDS" "bench-sh-$rep"
     bench cli --url "$tcp/0" --rbarrier "$RBARRIER" --count "$PROCS"
     bench fanout --url "$tcp/0" --parties 64 --reps "$FANOUT_REPS"
-    bench lock --url "$tcp/0" --mode pairs --count "$LOCK_PAIRS"
-    step "$PYTHON" "$here/pylock.py" --url "$tcp/0" --mode pairs --count "$LOCK_PAIRS"
-    bench lock --url "$tcp/0" --mode handoff --procs 8 --count "$LOCK_HANDOFFS"
-    step "$PYTHON" "$here/pylock.py" --url "$tcp/0" --mode handoff --procs 8 \
-        --count "$LOCK_HANDOFFS"
+    lock_rows
 done
 redis-cli -s "$sock" -n 3 FLUSHDB >/dev/null
 
-say "fan-out: $BIG_FANOUT parties (threads)"
-bench fanout --url "$tcp/0" --parties "$BIG_FANOUT" --reps "$FANOUT_REPS"
+if [ -z "$ONLY" ]; then
+    say "fan-out: $BIG_FANOUT parties (threads)"
+    bench fanout --url "$tcp/0" --parties "$BIG_FANOUT" --reps "$FANOUT_REPS"
 
-say "memory: $MEM_BARRIERS open barriers with 4 of 5 in (db 2)"
-bench memory --url "$tcp/2" --barriers "$MEM_BARRIERS" --n 5 --arrived 4 \
-    --reps "$([ "$SMOKE" = 1 ] && echo 1 || echo 3)"
+    say "memory: $MEM_BARRIERS open barriers with 4 of 5 in (db 2)"
+    bench memory --url "$tcp/2" --barriers "$MEM_BARRIERS" --n 5 --arrived 4 \
+        --reps "$([ "$SMOKE" = 1 ] && echo 1 || echo 3)"
 
-say "idle: $IDLE_PARTIES parties waiting (default lease), 3 windows of $IDLE_S s"
-bench idle --url "$tcp/0" --parties "$IDLE_PARTIES" --seconds "$IDLE_S" --windows 3 \
-    --spread "$IDLE_SPREAD"
+    say "idle: $IDLE_PARTIES parties waiting (default lease), 3 windows of $IDLE_S s"
+    bench idle --url "$tcp/0" --parties "$IDLE_PARTIES" --seconds "$IDLE_S" --windows 3 \
+        --spread "$IDLE_SPREAD"
+
+fi
 
 say "lock idle: one holder, $LOCK_WAITERS waiters (default lease), a window of $LOCK_IDLE_S s"
 bench lock --url "$tcp/0" --mode idle --waiters "$LOCK_WAITERS" --seconds "$LOCK_IDLE_S"
@@ -239,5 +261,5 @@ echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the m
 # ---- tables and JSON --------------------------------------------------------
 awk -f "$here/report.awk" -v json="$json" -v machine="$machine" \
     -v date_utc="$date_utc" -v cpu="$cpu" -v cores="$cores" \
-    -v redis="$redis_version" -v reps="$REPS" "$raw"
+    -v redis="$redis_version" -v reps="$REPS" -v only="$ONLY" "$raw"
 echo "total ${SECONDS}s"

@@ -5,15 +5,17 @@
  * blocking slices on this waiter's own wake list (a rotating BLMOVE, as
  * the barrier's wait: the element stays until the next acquire or the
  * release removes it), each followed by the same script, which renews the
- * waiter's lease. The grant pushes
- * the fencing token onto the grantee's list, so a release wakes exactly
- * the waiter it admits and nobody polls. A slice ends at a third of the
- * lease, or just after the holders' earliest lease deadline, whichever is
- * sooner: a dead holder's slot is granted within about a tick of its
- * lease, whatever the waiters' own leases.
+ * waiter's lease. The grant pushes the acquire's nonce and the fencing
+ * token onto the grantee's list, so a release wakes exactly the waiter it
+ * admits, nobody polls, and the pop alone tells the waiter it holds: a
+ * hand-off costs the release and one wake-up, no call after it. A slice
+ * ends at a third of the lease, or just after the holders' earliest lease
+ * deadline, whichever is sooner: a dead holder's slot is granted within
+ * about a tick of its lease, whatever the waiters' own leases.
  *
  * The holder keeps its own clock: its lease runs from the sending of the
- * last renewal that succeeded, which is never later than the server's
+ * last renewal that succeeded (for a fresh holder, of the acquire call
+ * that preceded the grant), which is never later than the server's
  * count, so a holder that cannot renew knows it has lost the slot before
  * any waiter can be granted it.
  */
@@ -188,10 +190,12 @@ static int leave(rb_lock *l, int code)
 
 /* ---- waiting ---- */
 
-/* One blocking slice on the wake list. Returns 1 with *rc when the wait
- * ended (granted: RB_OK and l->token; or an error), 0 to go on. */
+/* One blocking slice on the wake list, after the acquire call sent at
+ * `acquired_at`. Returns 1 with *rc when the wait ended (granted: RB_OK
+ * and l->token; or an error), 0 to go on. */
 static int block_slice(rb_lock *l, long long slice_ms, const rb_deadline *own,
-                       int last, int *rc, rb_error *err)
+                       int last, long long acquired_at, int *rc,
+                       rb_error *err)
 {
     rb_call call = {
         .deadline = last ? rb_deadline__exact(own->until_ms)
@@ -236,29 +240,24 @@ static int block_slice(rb_lock *l, long long slice_ms, const rb_deadline *own,
         *rc = bad_reply(l, "wake-up", err);
         return 1;
     }
-    /* Granted. Read the entry back before trusting it: a reset or an
-     * expiry may have come between the push and this pop. */
-    {
-        long long sent = rb_now_ms();
-        rb_call rcall = {
-            .deadline = rb_deadline__within(sent, l->lease_ms / 2),
-            .cancellable = 1,
-        };
-        rb_lock_reply lr;
-
-        *rc = run_renew(l, &rcall, &lr, err);
-        if (*rc != RB_OK)
-            return 1;
-        if (lr.kind != RB_LOCK_HELD) {
-            *rc = rb_error__set(err, RB_EBROKEN, "lock %s: granted, but "
-                                "the slot was gone before it was taken "
-                                "(reset, or lease expired)", l->name);
-            return 1;
-        }
-        l->token = lr.token;
-        l->renewed_at = sent;
-        l->held = 1;
+    /* Granted: the element is the grant itself, so no call confirms it.
+     * A reset deletes a holder's wake list, so a grant still there when
+     * popped was not yet revoked (a later reset is found by the renewals,
+     * as for any holder). What is left is a grant read too late: its
+     * lease ran from the grant on the server, which came after the
+     * sending of the acquire call that queued or renewed this waiter, so
+     * counting from that sending is never later than the server. */
+    if (rb_now_ms() >= acquired_at + l->lease_ms) {
+        /* Released, not left to expire: the server may still count the
+         * lease, and the next waiter should not wait it out. */
+        *rc = leave(l, rb_error__set(err, RB_EBROKEN, "lock %s: granted, "
+                                     "but its lease ran out before the "
+                                     "grant was read", l->name));
+        return 1;
     }
+    l->token = token;
+    l->renewed_at = acquired_at;
+    l->held = 1;
     *rc = RB_OK;
     return 1;
 }
@@ -271,7 +270,7 @@ static int wait_for_grant(rb_lock *l, const rb_lock_opts *o,
 
     snprintf(max, sizeof(max), "%ld", o->max > 0 ? o->max : 1);
     for (;;) {
-        long long now = rb_now_ms(), slice;
+        long long now = rb_now_ms(), sent = now, slice;
         rb_call call = {
             /* A waiter cut off for longer than its lease has lost its
              * place anyway; no point resending past that. */
@@ -294,7 +293,7 @@ static int wait_for_grant(rb_lock *l, const rb_lock_opts *o,
         switch (lr.kind) {
         case RB_LOCK_HELD:
             l->token = lr.token;
-            l->renewed_at = now;
+            l->renewed_at = sent;
             l->held = 1;
             return RB_OK;
         case RB_LOCK_BADMAX:
@@ -323,7 +322,7 @@ static int wait_for_grant(rb_lock *l, const rb_lock_opts *o,
         }
         if (slice < 10)
             slice = 10;   /* 0 would block forever */
-        if (block_slice(l, slice, own, last, &rc, err)) {
+        if (block_slice(l, slice, own, last, sent, &rc, err)) {
             if (rc == RB_ETIMEOUT)
                 continue;   /* the deadline check above says it */
             if (rc == RB_OK || rc == RB_EBROKEN)

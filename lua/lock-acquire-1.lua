@@ -73,24 +73,33 @@ if had and redis.call('ZSCORE', holders, id) then
   redis.call('DEL', lock_key(base, 'wake:' .. id))
   return {'held', token}
 end
+local cur
 if had then
   redis.call('ZADD', wait, now + lease, id)
-  lock_touch(base, now, ttl, false)
+  lock_touch(base, now, ttl)
+  cur = tonumber(redis.call('HGET', base, 'max') or tostring(max))
 elseif not first then
   return {'lost'}
 else
   local nholders = redis.call('ZCARD', holders)
   local nqueue = redis.call('ZCARD', queue)
-  local cur = tonumber(redis.call('HGET', base, 'max') or '0') or 0
+  cur = tonumber(redis.call('HGET', base, 'max') or '0') or 0
   if nholders + nqueue > 0 and cur ~= max then return {'badmax', cur} end
-  if cur ~= max then redis.call('HSET', base, 'max', max) end
+  if cur ~= max then
+    redis.call('HSET', base, 'max', max)
+    cur = max
+  end
   if nqueue == 0 and nholders < max then
     -- A free slot and nobody in line: granted without queueing.
-    token = redis.call('INCRBY', lock_key(base, 'token'), 1)
+    token = lock_next_token(base, ttl)
     redis.call('ZADD', holders, now + lease, id)
     redis.call('HSET', info, id,
                nonce .. ' ' .. lease .. ' ' .. token .. ' ' .. now)
-    lock_touch(base, now, ttl, true, {'holders', 'info'})
+    if nholders == 0 then
+      lock_created(base, 'holders', ttl)
+      lock_created(base, 'info', ttl)
+    end
+    lock_touch(base, now, ttl)
     return {'held', token}
   end
   local ticket = (tonumber(redis.call('HGET', base, 'seq') or '0') or 0) + 1
@@ -99,11 +108,14 @@ else
   redis.call('ZADD', wait, now + lease, id)
   redis.call('HSET', info, id, nonce .. ' ' .. lease .. ' 0 0')
   redis.call('DEL', lock_key(base, 'wake:' .. id))
-  lock_touch(base, now, ttl, true)
+  if nqueue == 0 then
+    lock_created(base, 'queue', ttl)
+    lock_created(base, 'wait', ttl)
+  end
+  lock_touch(base, now, ttl)
 end
 
-local cur = tonumber(redis.call('HGET', base, 'max') or tostring(max))
-local mine = lock_grant(base, cur, now, id)
+local mine = lock_grant(base, cur, now, ttl, id)
 if mine then return {'held', mine} end
 local first_holder = redis.call('ZRANGE', holders, 0, 0, 'WITHSCORES')
 local next_ms = -1

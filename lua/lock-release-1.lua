@@ -47,7 +47,7 @@ if redis.call('ZCARD', queue) > 0 then
   local now = now_ms()
   lock_expire(base, now)
   lock_grant(base, tonumber(redis.call('HGET', base, 'max') or '1') or 1,
-             now, nil)
-  lock_touch(base, now, ttl, true)
+             now, ttl, nil)
+  lock_touch(base, now, ttl)
 end
 return res

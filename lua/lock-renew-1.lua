@@ -36,9 +36,9 @@ if had ~= nonce then return {'lost'} end
 if deadline < now then
   lock_expire(base, now)
   lock_grant(base, tonumber(redis.call('HGET', base, 'max') or '1') or 1,
-             now, nil)
+             now, ttl, nil)
   return {'lost'}
 end
 redis.call('ZADD', holders, now + lease, id)
-lock_touch(base, now, ttl, false)
+lock_touch(base, now, ttl)
 return {'held', token}

@@ -485,7 +485,8 @@ typedef struct rb_lock_opts {
  * @return RB_OK (held), RB_ETIMEOUT, RB_ECANCELED, RB_EINVAL (bad options;
  *         the lock is in use with another max, or the id holds or waits
  *         in another process: nothing written), RB_EBROKEN (the lock was
- *         reset while waiting, or this waiter was presumed dead),
+ *         reset while waiting, this waiter was presumed dead, or its
+ *         grant was read after its lease: the slot was given back),
  *         RB_EUNREACHABLE, RB_EREDIS, RB_ELOST */
 int rb_lock_acquire(rb_lock **out, rb_conn *c, const rb_lock_opts *opts,
                     rb_error *err);
@@ -497,8 +498,11 @@ long long rb_lock_token(const rb_lock *l);
 long long rb_lock_renew_in_ms(const rb_lock *l);
 
 /* Milliseconds left of the lease by this process' clock, counted from the
- * sending of the last renewal that succeeded (so never later than the
- * server's own count); <= 0: the slot must be presumed lost. */
+ * sending of the last renewal that succeeded, or for a fresh grant of the
+ * acquire call that preceded it (so never later than the server's own
+ * count: a waiter granted late in a blocking slice starts with less than
+ * a lease, and its first renewal may be due at once); <= 0: the slot must
+ * be presumed lost. */
 long long rb_lock_lease_left_ms(const rb_lock *l);
 
 /* Renew the lease; resent after a dropped connection until the lease, by

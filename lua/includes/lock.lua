@@ -47,18 +47,17 @@ local function lock_expire(base, now)
   end
 end
 
--- Every key's expiry (the token's much longer). Forced after a change that
--- may have created a key (then only `parts` and the base key, the token);
--- otherwise at most every quarter of the ttl, so a waiter's or holder's
--- renewal costs no EXPIREs.
-local function lock_touch(base, now, ttl, force, parts)
-  if not force then
-    local exp = tonumber(redis.call('HGET', base, 'exp') or '0') or 0
-    if now - exp < ttl * 250 then return end
-  end
+-- Every key's expiry (the token's much longer), at most every quarter of
+-- the ttl, so that neither a renewal nor a hand-off pays for EXPIREs: a
+-- key a script may just have created gets its expiry from the script
+-- (lock_created), the rest keep theirs until the next refresh here. A
+-- lock whose base hash is gone (new, or expired) is refreshed at once.
+local function lock_touch(base, now, ttl)
+  local exp = tonumber(redis.call('HGET', base, 'exp') or '0') or 0
+  if now - exp < ttl * 250 then return end
   redis.call('HSET', base, 'exp', now)
   redis.call('EXPIRE', base, ttl)
-  for _, part in ipairs(parts or {'holders', 'queue', 'wait', 'info'}) do
+  for _, part in ipairs({'holders', 'queue', 'wait', 'info'}) do
     redis.call('EXPIRE', lock_key(base, part), ttl)
   end
   -- The token outlives the rest thirtyfold: if it expired, INCRBY would
@@ -67,15 +66,32 @@ local function lock_touch(base, now, ttl, force, parts)
   redis.call('EXPIRE', lock_key(base, 'token'), ttl * 30)
 end
 
+-- A part that was empty (absent) before this script wrote to it has no
+-- expiry yet.
+local function lock_created(base, part, ttl)
+  redis.call('EXPIRE', lock_key(base, part), ttl)
+end
+
+-- The next fencing token. A token key created here (the first grant, or
+-- one deleted by hand) gets its long expiry at once.
+local function lock_next_token(base, ttl)
+  local token = redis.call('INCRBY', lock_key(base, 'token'), 1)
+  if token == 1 then
+    redis.call('EXPIRE', lock_key(base, 'token'), ttl * 30)
+  end
+  return token
+end
+
 -- Grant free slots to the queue's head, in ticket order: each grant takes
 -- the next token and pushes it onto the grantee's own wake list, so a
 -- release wakes exactly whom it admits. `self` (an id, or nil) is the
--- caller, told by the reply instead. Returns self's token when it was
--- granted, else nil.
-local function lock_grant(base, max, now, self)
+-- caller, told by the reply instead; ttl (s) is for the keys a grant may
+-- create. Returns self's token when it was granted, else nil.
+local function lock_grant(base, max, now, ttl, self)
   local holders, queue = lock_key(base, 'holders'), lock_key(base, 'queue')
   local wait, info = lock_key(base, 'wait'), lock_key(base, 'info')
-  local free = max - redis.call('ZCARD', holders)
+  local held = redis.call('ZCARD', holders)
+  local free = max - held
   local mine = nil
   while free > 0 do
     local head = redis.call('ZRANGE', queue, 0, 0)[1]
@@ -88,8 +104,10 @@ local function lock_grant(base, max, now, self)
     redis.call('ZREM', wait, head)
     if not alive then redis.call('HDEL', info, head) end
     if nonce and alive then
-      local token = redis.call('INCRBY', lock_key(base, 'token'), 1)
+      local token = lock_next_token(base, ttl)
       redis.call('ZADD', holders, now + lease, head)
+      if held == 0 then lock_created(base, 'holders', ttl) end
+      held = held + 1
       redis.call('HSET', info, head,
                  nonce .. ' ' .. lease .. ' ' .. token .. ' ' .. now)
       if head == self then

@@ -180,3 +180,52 @@ check "... without running its command" test ! -e "$T/$name.w-ran"
 expect_eq "... and it left the line" 0 "$(queued "$name")"
 touch "$T/$name.go"
 await "$name.h" 15
+
+# ---- a hand-off costs the release alone ----------------------------------------
+# The release grants and pushes the token onto the next waiter's wake
+# list; the woken waiter holds on that alone. Scripts run in the window:
+# the holder's release and the new holder's release, no call in between
+# (leases of 30 s: no slice ends and no renewal falls due in it).
+name=$(fresh ho)
+script_calls() { rcli INFO commandstats | tr -d '\r' |
+    awk -F'[:=,]' '/^cmdstat_eval(sha)?:/ { n += $3 } END { print n + 0 }'; }
+spawn "$name.h" $RBARRIER lock --name "$name" --id h --lease 30 -- sh -c "$(hold_until "$T/$name.go")"
+wait_until 20 _holding_is "$name" 1 || not_ok "hand-off: the holder holds"
+spawn "$name.w" $RBARRIER lock --name "$name" --id w --lease 30 --timeout 60 -- \
+    sh -c "echo \$RBARRIER_LOCK_TOKEN > '$T/$name.wtok'"
+wait_until 20 _queued_is "$name" 1 || not_ok "hand-off: w waits"
+before=$(script_calls)
+touch "$T/$name.go"
+await "$name.h" 15; await "$name.w" 15
+after=$(script_calls)
+expect_eq "hand-off: both ran their commands" "0 0" "$(code_of "$name.h") $(code_of "$name.w")"
+expect_eq "... the waiter's token is the next one" 2 "$(cat "$T/$name.wtok")"
+expect_eq "... two script calls, the releases (no call confirms the grant)" 2 "$((after - before))"
+
+# ---- every key of a lock in use expires ----------------------------------------
+# Expiries are refreshed only every quarter of the ttl; a key a script
+# creates in between (the holders set a hand-off empties and fills again,
+# the entries of a lock free again, a queue that was empty) gets its own
+# at once, or an abandoned lock would leave it forever.
+name=$(fresh ttl)
+# Used once before: its base hash (with the time of the last refresh)
+# stays, the rest goes when the lock is free.
+rb lock --name "$name" -- true
+spawn "$name.h" $RBARRIER lock --name "$name" --id h -- sh -c "$(hold_until "$T/$name.go1")"
+wait_until 20 _holding_is "$name" 1 || not_ok "expiry: h holds"
+spawn "$name.w1" $RBARRIER lock --name "$name" --id w1 --timeout 60 -- sh -c "$(hold_until "$T/$name.go2")"
+wait_until 20 _queued_is "$name" 1 || not_ok "expiry: w1 waits"
+spawn "$name.w2" $RBARRIER lock --name "$name" --id w2 --timeout 60 -- true
+wait_until 20 _queued_is "$name" 2 || not_ok "expiry: w2 waits"
+touch "$T/$name.go1"
+await "$name.h" 15
+_w1_holds() { [ "$(rcli ZRANGE "$(lkey "$name" holders)" 0 -1)" = w1 ]; }
+wait_until 20 _w1_holds || not_ok "expiry: the slot went to w1"
+no_ttl=$(rcli --scan --pattern "rb:l:{$name}*" | while read -r k; do
+    [ "$(rcli TTL "$k")" -gt 0 ] || echo "$k"; done)
+expect_eq "after a hand-off, every key of the lock has an expiry" "" "$no_ttl"
+check "... the token's thirty times the ttl ($(rcli TTL "$(lkey "$name" token)") s)" \
+    test "$(rcli TTL "$(lkey "$name" token)")" -gt 86400
+touch "$T/$name.go2"
+await "$name.w1" 15; await "$name.w2" 15
+expect_eq "... and both waiters ran" "0 0" "$(code_of "$name.w1") $(code_of "$name.w2")"

@@ -9,9 +9,21 @@
  *   CRASHES  parties that may die    STALLS   holders cut off past their lease
  *   SIGNALS  waiters that give up (--timeout, a signal)
  *   INFLIGHT a write of a holder cut off that reaches the store late
+ * A grant pushes the token onto the grantee's wake list, and a waiter
+ * that reads it holds the slot without asking Redis again: the read is a
+ * step of its own, and the waiter may stall between the grant and the
+ * read (using a STALLS fault), its lease passing meanwhile. Its own clock
+ * started at the sending of its last acquire call, before the grant, so
+ * it knows the lease has passed whenever Redis does.
+ * Key expiry (lock_touch and lock_created in lua/includes/lock.lua) is
+ * outside the model: its keys never expire, so the scripts' EXPIREs, and
+ * how often they run, change nothing here; tests/integration/t_lock.sh
+ * checks that every key of a lock in use has an expiry.
  * Seeded bugs: MUT_LOCK_NO_SLOT_CHECK (a grant does not count the
  *   holders), MUT_TOKEN_NO_GROW (the token does not grow with a grant),
- *   MUT_LOCK_NO_SELF_STOP (a holder that cannot renew keeps CMD running).
+ *   MUT_LOCK_NO_SELF_STOP (a holder that cannot renew keeps CMD running),
+ *   MUT_LOCK_WAKE_NO_CLOCK (a waiter that reads its grant late starts CMD
+ *   though its own clock says the lease has passed).
  */
 
 #ifndef P
@@ -44,6 +56,7 @@ byte queue[P];       /* the waiters, first come first */
 byte qlen;
 byte token;          /* the last fencing token granted */
 byte tok[P];         /* each holder's token */
+byte woken;          /* wake lists holding a grant not yet read */
 
 /* ---- the store CMD writes to, refusing a token older than it saw ---- */
 byte store_tok;
@@ -97,6 +110,7 @@ inline settle()
 		/* fencing: every grant's token is larger than every earlier one */
 		assert(token > tok[h]);
 		tok[h] = token;
+		woken = woken | B(h);
 		granted++;
 		/* mutual exclusion in Redis: at most KS holders */
 		assert(POP(holders) <= KS)
@@ -117,9 +131,27 @@ proctype Party(byte p)
 		settle()
 	}
 	do
-	:: holders & B(p) -> break    /* woken: this party holds a slot */
+	:: (holders & B(p)) && !(expd & B(p)) ->
+		break                 /* the acquire call answered held */
+	:: atomic { woken & B(p) -> woken = woken & ~B(p) } ->
+		/* woken: the element read is the grant, no call confirms it */
+		if
+#ifndef MUT_LOCK_WAKE_NO_CLOCK
+		:: expd & B(p) ->         /* read too late: gives it back */
+			atomic { settle(); expd = expd & ~B(p) }
+			goto stop
+		:: !(expd & B(p)) -> break
+#else
+		:: true -> break
+#endif
+		fi
+	:: atomic { stalls > 0 && (woken & B(p)) && !(expd & B(p)) ->
+		/* stalls between the grant and its read: the lease passes */
+		stalls--; expd = expd | B(p)
+	   }
 	:: atomic {                   /* a waiter's heartbeat */
-		!(holders & B(p)) -> expd = expd & ~B(p); settle()
+		!(holders & B(p)) && !(expd & B(p)) ->
+		expd = expd & ~B(p); settle()
 	   }
 	:: TAKE(signals) ->           /* gives up: leave the queue or the slot */
 		atomic {
