@@ -45,7 +45,8 @@ local inkey = job_key(base, epoch, att, 'in')
 -- (state 'done' or 'over', or the next attempt), so an open attempt in
 -- the hash is one with no outcome, and only a closed one needs :out read.
 -- Likewise its 'run' state is the go list's 'go'.
-local st = redis.call('HMGET', base, 'epoch', 'att', 'state', 'n', 'exp')
+local st = redis.call('HMGET', base, 'epoch', 'att', 'state', 'n', 'exp',
+                      'prune')
 local open = tonumber(st[1]) == epoch and tonumber(st[2]) == att and
              (st[3] == 'enter' or st[3] == 'run')
 if not open then
@@ -87,6 +88,13 @@ if tonumber(st[5] or '0') < now + keep * 500 then
   redis.call('EXPIRE', job_key(base, epoch, nil, 'm'), keep)
   redis.call('EXPIRE', job_key(base, epoch, nil, 'ids'), keep)
   job_expire(base, epoch, att, keep)
+end
+-- The rounds of the job's barriers that ended leave :bar once every three
+-- leases, by whichever member renews first: a few commands per job, not
+-- per member and renewal.
+if open and st[3] == 'run' and tonumber(st[6] or '0') <= now then
+  redis.call('HSET', base, 'prune', now + 3 * lease)
+  job_bar_prune(base, epoch, att)
 end
 local go
 if open then

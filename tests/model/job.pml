@@ -18,7 +18,8 @@
  *   attempt), MUT_JOB_HB_NO_LEASE (a runner's heartbeat does not look at
  *   the other members' leases: caught by termination), MUT_JOB_OVER_OPEN
  *   (the last attempt's break leaves the job hash open, which the
- *   heartbeat trusts).
+ *   heartbeat trusts), MUT_JOB_BAR_PRUNE_OPEN (the heartbeat's prune of
+ *   :bar drops the open round too).
  */
 
 #ifndef M
@@ -149,6 +150,16 @@ inline jheartbeat(a)
 		if
 		:: jout[a] != NONE -> hres = jout[a]
 		:: else ->
+			/* the prune of :bar, when due: the ended rounds go */
+			if
+			:: ent[a] == ALL ->
+#ifndef MUT_JOB_BAR_PRUNE_OPEN
+				xbar[a] = xbar[a] & B(xg)
+#else
+				xbar[a] = 0
+#endif
+			:: true
+			fi;
 			jexp = jexp & ~B(p);
 #ifndef MUT_JOB_HB_NO_LEASE
 			if
