@@ -9,6 +9,9 @@
 # marks "running" by writing the time (now_ms's clock) to a file as its
 # first act; a runner's exit is stamped by the shell that waited for it.
 #   job_launch_ms       from starting N=8 runners to the last CMD's mark
+#   job_launch_floor_ms the same for N=8 bare CMDs started the same way
+#                       (no rbarrier): what the shell, fork and exec cost
+#                       on this machine, measured next to each launch
 #   job_fail_exit_ms    from w0's CMD stamping just before its `exit 1` to
 #                       the last other runner's exit (N=8, one job a break)
 #   job_silent_exit_ms  from `kill -9` of w0's runner and CMD to the last
@@ -63,11 +66,27 @@ jb_max() { local dir=$1; shift; (cd "$dir" && cat $*) | sort -n | tail -n 1; }
 jb_codes() { local i out=; for i in $(seq "$2" "$3"); do out="$out $(cat "$1/w$i.code")"; done; echo "${out# }"; }
 jb_fail() { echo "bench: jobs: $*" >&2; [ -s "$dir/err" ] && sed 's/^/bench:   /' "$dir/err" >&2; return 1; }
 
-# job_bench_fail N BREAKS: job_launch_ms and job_fail_exit_ms per break.
+# jb_floor DIR N: N bare CMDs, each marking running as a runner's CMD
+# does (DIR/run.<i>), started and waited for as jb_runner starts runners.
+jb_floor() {
+    local dir=$1 n=$2 i
+    mkdir -p "$dir"
+    for i in $(seq 0 $((n - 1))); do
+        ( sh -c "echo $JB_NOW > $dir/run.$i" &
+          wait $! || true ) &
+    done
+    wait
+}
+
+# job_bench_fail N BREAKS: job_launch_ms, job_launch_floor_ms and
+# job_fail_exit_ms per break.
 job_bench_fail() {
     local n=$1 breaks=$2 i dir name t0 others
     for _ in $(seq "$breaks"); do
         name=$(fresh jobfail) dir=$tmp/jobs/$name
+        t0=$(now_ms)
+        jb_floor "$dir/floor" "$n"
+        echo "job_launch_floor_ms $(( $(jb_max "$dir/floor" 'run.*') - t0 ))"
         mkdir -p "$dir" && mkfifo "$dir/fifo.0"
         t0=$(now_ms)
         jb_runner "$dir" "$name" "$n" 0 "$(jb_failer "$dir")"
