@@ -6,8 +6,13 @@
 # all; RB_BENCH_ONLY=jobs makes run.sh run these rows alone.
 #
 # Every runner is a real `rbarrier run` process, each CMD a shell. A CMD
-# marks "running" by writing the time (now_ms's clock) to a file as its
-# first act; a runner's exit is stamped by the shell that waited for it.
+# marks "running" by creating a file as its first act, with a shell
+# builtin (`: > FILE`), and a runner's exit is marked the same way by the
+# shell that waited for it: the files' modification times are the stamps.
+# No process is started to read a clock, so what is measured is rbarrier,
+# not the `date` of eight CMDs waiting for a CPU of a loaded machine. The
+# kernel sets those times from its coarse clock (a tick, a few ms), the
+# clock of now_ms (tests/lib.sh), which stamps the starts.
 #   job_launch_ms       from starting N=8 runners to the last CMD's mark
 #   job_launch_floor_ms the same for N=8 bare CMDs started the same way
 #                       (no rbarrier): what the shell, fork and exec cost
@@ -27,10 +32,6 @@
 #                       left out); job_cmds_per_member_s the client
 #                       commands alone (EVALSHA and the blocking read)
 
-# The CMDs' stamp: now_ms of tests/lib.sh, spelled for sh -c.
-# shellcheck disable=SC2016
-JB_NOW='$(( $(date +%s%N) / 1000000 ))'
-
 # jb_runner DIR NAME N I CMD [run flags...]: runner wI in the background;
 # its pid in DIR/wI.pid, its exit time and code in DIR/wI.exit, .code.
 jb_runner() {
@@ -43,25 +44,25 @@ jb_runner() {
       exec 2> /dev/null
       code=0
       wait $! || code=$?
-      now_ms > "$dir/w$i.exit"
+      : > "$dir/w$i.exit"
       echo "$code" > "$dir/w$i.code" ) &
 }
 
 # A CMD that marks running (DIR/run.<attempt>.<id>, its pid in
 # DIR/pid.<id>), then sleeps until its runner stops it.
-jb_sleeper() { echo "echo $JB_NOW > $1/run.\$RBARRIER_RESTART.\$RBARRIER_ID; echo \$\$ > $1/pid.\$RBARRIER_ID; exec sleep 1000"; }
+jb_sleeper() { echo ": > $1/run.\$RBARRIER_RESTART.\$RBARRIER_ID; echo \$\$ > $1/pid.\$RBARRIER_ID; exec sleep 1000"; }
 # w0's CMD: marks running, waits for a line on DIR/fifo.<attempt>, stamps
 # DIR/fail.<attempt> and exits 1.
-jb_failer() { echo "echo $JB_NOW > $1/run.\$RBARRIER_RESTART.\$RBARRIER_ID; read x < $1/fifo.\$RBARRIER_RESTART; echo $JB_NOW > $1/fail.\$RBARRIER_RESTART; exit 1"; }
+jb_failer() { echo ": > $1/run.\$RBARRIER_RESTART.\$RBARRIER_ID; read x < $1/fifo.\$RBARRIER_RESTART; : > $1/fail.\$RBARRIER_RESTART; exit 1"; }
 
 # jb_count DIR GLOB: how many files in DIR match GLOB.
 jb_count() { local f c=0; for f in "$1"/$2; do [ -e "$f" ] && c=$((c + 1)); done; echo $c; }
 jb_all_running() { [ "$(jb_count "$1" "run.$2.*")" -ge "$3" ]; }
 jb_all_exited() { [ "$(jb_count "$1" 'w*.code')" -ge "$2" ]; }
-# jb_max DIR FILES...: the largest number in the files, globs expanded in
-# DIR.
+# jb_max DIR FILES...: the latest stamp (ms) of the files, globs expanded
+# in DIR.
 # shellcheck disable=SC2048,SC2086
-jb_max() { local dir=$1; shift; (cd "$dir" && cat $*) | sort -n | tail -n 1; }
+jb_max() { local dir=$1; shift; (cd "$dir" && stat -c %.3Y $*) | tr -d . | sort -n | tail -n 1; }
 # jb_codes DIR FROM TO: the exit codes of wFROM..wTO, space-separated.
 jb_codes() { local i out=; for i in $(seq "$2" "$3"); do out="$out $(cat "$1/w$i.code")"; done; echo "${out# }"; }
 jb_fail() { echo "bench: jobs: $*" >&2; [ -s "$dir/err" ] && sed 's/^/bench:   /' "$dir/err" >&2; return 1; }
@@ -72,7 +73,7 @@ jb_floor() {
     local dir=$1 n=$2 i
     mkdir -p "$dir"
     for i in $(seq 0 $((n - 1))); do
-        ( sh -c "echo $JB_NOW > $dir/run.$i" &
+        ( sh -c ": > $dir/run.$i" &
           wait $! || true ) &
     done
     wait
@@ -100,7 +101,7 @@ job_bench_fail() {
         wait
         others=$(for i in $(seq 1 $((n - 1))); do echo "w$i.exit"; done)
         # shellcheck disable=SC2086
-        echo "job_fail_exit_ms $(( $(jb_max "$dir" $others) - $(cat "$dir/fail.0") ))"
+        echo "job_fail_exit_ms $(( $(jb_max "$dir" $others) - $(jb_max "$dir" fail.0) ))"
         [ "$(jb_codes "$dir" 0 0)" = 1 ] && [ "$(jb_codes "$dir" 1 $((n - 1)) | tr -d ' 3')" = "" ] ||
             jb_fail "$name: exit codes $(jb_codes "$dir" 0 $((n - 1))), not 1 then 3s" || return 1
     done
@@ -141,7 +142,7 @@ job_bench_restart() {
     done
     for r in $(seq 0 "$restarts"); do
         wait_until 60 jb_all_running "$dir" "$r" "$n" || jb_fail "attempt $r of $name did not start" || return 1
-        [ "$r" = 0 ] || echo "job_restart_ms $(( $(jb_max "$dir" "run.$r.*") - $(cat "$dir/fail.$((r - 1))") ))"
+        [ "$r" = 0 ] || echo "job_restart_ms $(( $(jb_max "$dir" "run.$r.*") - $(jb_max "$dir" "fail.$((r - 1))") ))"
         echo go > "$dir/fifo.$r"
     done
     wait_until 60 jb_all_exited "$dir" "$n" || jb_fail "the runners of $name did not all exit" || return 1
