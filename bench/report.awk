@@ -87,6 +87,51 @@ function yrow(label, k, unit, ftext, ttext, ok,    v, sp) {
 }
 function vs(a, ua, b, ub) { return num(MED[a]) ua " : " num(MED[b]) ub }
 
+# ---- issue #22: jobs (bench/jobs.sh) ----------------------------------------
+# A job row: label, key, unit, target text, pass; its samples (each break
+# is one) give the median, min and max.
+function jrow(label, k, unit, ttext, ok,    v, sp) {
+    if (!has(k)) {
+        printf "%-46s %12s\n", label, "NO NUMBER"
+        missing = missing " " k
+        return
+    }
+    v = num(MED[k]) unit
+    sp = (cnt[k] > 1) ? num(MIN[k]) ".." num(MAX[k]) : "(1 run)"
+    printf "%-46s %10s %14s %9s %9s %s\n", label, v, sp, cnt[k], ttext,
+        ttext == "-" ? "" : verdict(ok)
+    if (ttext != "-") {
+        nchk++; j22++
+        chk_fig[nchk] = label; chk_val[nchk] = MED[k]
+        chk_tgt[nchk] = ttext; chk_ok[nchk] = ok; chk_ratio[nchk] = "-"
+        j22ok += ok
+    }
+}
+function jobs_table(    lim) {
+    printf "\nIssue #22: jobs (rbarrier run; median of the samples)\n"
+    printf "%-46s %10s %14s %9s %9s %s\n", "figure", "value", "min..max",
+        "samples", "target", "result"
+    printf "%-46s %10s %14s %9s %9s %s\n", "------", "-----", "--------",
+        "-------", "------", "------"
+    jrow("job: launch N=8 to all CMDs running", "job_launch_ms", "ms",
+         "<=200ms", MED["job_launch_ms"] <= 200)
+    jrow("  floor: 8 bare CMDs started the same way", "job_launch_floor_ms", "ms",
+         "-", 1)
+    jrow("job: reported failure to last exit, N=8", "job_fail_exit_ms", "ms",
+         "<500ms", MED["job_fail_exit_ms"] < 500)
+    lim = MED["job_silent_lease_ms"] + 1000
+    jrow("job: silent death to last exit, N=4", "job_silent_exit_ms", "ms",
+         "<=" num(lim / 1000) "s", MED["job_silent_exit_ms"] <= lim)
+    jrow("job: --restarts, failure to all CMDs running", "job_restart_ms", "ms",
+         "<=1000ms", MED["job_restart_ms"] <= 1000)
+    jrow("job: Redis commands/s per running member", "job_calls_per_member_s", "",
+         "<=2.0", MED["job_calls_per_member_s"] <= 2)
+    jrow("  of which client commands/s per member", "job_cmds_per_member_s", "",
+         "-", 1)
+    printf "%d of %d #22 targets met (silent death: lease %s + 1 s).\n", j22ok,
+        j22, num(MED["job_silent_lease_ms"] / 1000) "s"
+}
+
 /^#/ || NF < 2 { next }
 {
     k = $1
@@ -96,6 +141,9 @@ function vs(a, ua, b, ub) { return num(MED[a]) ua " : " num(MED[b]) ub }
 END {
     for (i = 1; i <= nk; i++) stats(order[i])
 
+    # RB_BENCH_ONLY=jobs: the job rows alone (the other tables need
+    # figures that run did not make). Left unindented to keep merges small.
+    if (only != "jobs") {
     # ---- issue #24: against the floor and the peers, same run -------------
     ratio_key("lib_floor.4", "rounds_per_s.4", "rounds_per_s_floor.4", 0)
     ratio_key("lib_floor.16", "rounds_per_s.16", "rounds_per_s_floor.16", 0)
@@ -266,6 +314,8 @@ END {
     for (i = 1; i <= nchk; i++) pass += chk_ok[i]
     printf "%d of %d earlier targets met. Raw samples: %s; JSON: %s\n",
         pass - y24ok, nchk - y24, "bench-raw.txt", "bench.json"
+    }
+    jobs_table()
 
     # JSON: medians at the top level (keys like rounds_per_s.4 grouped into
     # objects keyed by N), the same shape under "min" and "max".

@@ -15,7 +15,9 @@
 # one with Debian's python3-redis). RB_BENCH_SMOKE=1 runs every measurement
 # once, briefly (make bench-smoke): it proves they still run, its numbers
 # mean nothing. RB_BENCH_ONLY=lock (make bench-lock) runs the lock rows
-# alone, in the same repetitions, and prints their rows.
+# alone, in the same repetitions, and prints their rows;
+# RB_BENCH_ONLY=jobs runs issue #22's job rows alone
+# (bench/jobs.sh; RB_BENCH_JOB_BREAKS, default 20 breaks of each kind).
 #
 # Who is measured, all in the same run and interleaved repetition by
 # repetition, so a load change on the machine moves them alike:
@@ -151,6 +153,18 @@ step() {
 bench() { step "$RB_BENCH" "$@"; }
 started=$(date +%s)
 
+# ---- jobs (issue #22): bench/jobs.sh ----------------------------------------
+. "$here/jobs.sh"
+if [ "${RB_BENCH_ONLY:-}" = jobs ]; then
+    jobs_rows
+    echo "# total ${SECONDS}s, figures $(( $(date +%s) - started ))s" >> "$raw"
+    awk -f "$here/report.awk" -v json="$json" -v machine="$machine" \
+        -v date_utc="$date_utc" -v cpu="$cpu" -v cores="$cores" \
+        -v redis="$redis_version" -v reps=1 -v only=jobs "$raw"
+    echo "total ${SECONDS}s"
+    exit 0
+fi
+
 # (5b) First, so its minute runs while the rest is measured: a few rounds
 # with --ttl 30 on a database of their own; the keys are counted at the end.
 [ -n "$ONLY" ] && TTL_WAIT=0
@@ -239,6 +253,8 @@ fi
 
 say "lock idle: one holder, $LOCK_WAITERS waiters (default lease), a window of $LOCK_IDLE_S s"
 bench lock --url "$tcp/0" --mode idle --waiters "$LOCK_WAITERS" --seconds "$LOCK_IDLE_S"
+
+jobs_rows
 
 if [ "$TTL_WAIT" = 1 ]; then
     left=$(( ttl_end + 60 - $(date +%s) ))

@@ -144,6 +144,14 @@ static int build_env(runner *r)
     return 0;
 }
 
+static void drain_child_fd(void)
+{
+    char buf[64];
+
+    while (read(cli_child_fd(), buf, sizeof(buf)) > 0)
+        ;
+}
+
 static int start_cmd(runner *r, rb_error *err)
 {
     cli_proc_opts o = CLI_PROC_OPTS_INIT;
@@ -161,6 +169,11 @@ static int start_cmd(runner *r, rb_error *err)
     /* Under --json stdout carries only the result. */
     if (cli_out_json())
         o.stdout_fd = STDERR_FILENO;
+    if (!r->child_watched) {
+        /* The last CMD's leftovers that ended meanwhile. */
+        drain_child_fd();
+        cli_reap();
+    }
     memset(&r->cmd, 0, sizeof(r->cmd));
     if (cli_proc_start(&r->cmd, &o) != 0)
         return cli_error(err, "cannot start the command: %s",
@@ -190,14 +203,6 @@ static int start_cmd(runner *r, rb_error *err)
     return RB_OK;
 }
 
-static void drain_child_fd(void)
-{
-    char buf[64];
-
-    while (read(cli_child_fd(), buf, sizeof(buf)) > 0)
-        ;
-}
-
 /* CMD's group gets sig (0: SIGTERM), SIGKILL --kill-after later; then the
  * guard is told to stand down. Returns CMD's status. */
 static int stop_cmd(runner *r, int sig)
@@ -215,6 +220,15 @@ static int stop_cmd(runner *r, int sig)
         r->guard_ctl = -1;
         if (cli_proc_wait(&r->guard, 2000) == 0)
             cli_proc_stop(&r->guard, SIGKILL);
+    }
+    /* Until the next CMD starts, a child's end is no news: the leftovers
+     * of this one's group come back to this runner (a subreaper) and end
+     * later, and their SIGCHLD must not cancel the entering of the next
+     * attempt as if the runner had been interrupted. They are reaped when
+     * the next CMD starts. */
+    if (r->child_watched) {
+        epoll_ctl(r->wake, EPOLL_CTL_DEL, cli_child_fd(), NULL);
+        r->child_watched = 0;
     }
     drain_child_fd();
     return status;

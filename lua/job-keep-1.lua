@@ -37,13 +37,26 @@ local ttl = int_arg(5, 'ttl', 1, 1e9)
 local linger = int_arg(6, 'linger', 1, 1e9)
 
 local inkey = job_key(base, epoch, att, 'in')
-local out = redis.call('LINDEX', job_key(base, epoch, att, 'out'), 0)
-if out then return job_reply('out', epoch, att, -1, 0, 0, out) end
 
 -- Few commands per call: this runs every third of a lease for every
--- member of every job. The renewal itself says whether this member is
--- listed (XX CH: 0 when it is not), and the two earliest deadlines say
--- both whether one ran out and when to look next.
+-- member of every job (four inside Redis: HMGET, TIME, ZADD, ZRANGE).
+-- The base hash says whether this attempt is still open: every script
+-- that pushes an outcome onto :out moves the hash on in the same step
+-- (state 'done' or 'over', or the next attempt), so an open attempt in
+-- the hash is one with no outcome, and only a closed one needs :out read.
+-- Likewise its 'run' state is the go list's 'go'.
+local st = redis.call('HMGET', base, 'epoch', 'att', 'state', 'n', 'exp',
+                      'prune')
+local open = tonumber(st[1]) == epoch and tonumber(st[2]) == att and
+             (st[3] == 'enter' or st[3] == 'run')
+if not open then
+  local out = redis.call('LINDEX', job_key(base, epoch, att, 'out'), 0)
+  if out then return job_reply('out', epoch, att, -1, 0, 0, out) end
+end
+
+-- The renewal itself says whether this member is listed (XX CH: 0 when it
+-- is not), and the two earliest deadlines say both whether one ran out
+-- and when to look next.
 local now = now_ms()
 if redis.call('ZADD', inkey, 'XX', 'CH', now + lease, id) == 0 then
   return job_reply('lost', epoch, att)
@@ -67,18 +80,28 @@ end
 
 -- Nothing of a running job may expire; renewed once half the idle ttl
 -- has gone, not on every call.
-local st = redis.call('HMGET', base, 'n', 'exp')
-local n = tonumber(st[1] or '0')
+local n = tonumber(st[4] or '0')
 local keep = math.max(ttl, math.ceil(2 * lease / 1000) + 1)
-if tonumber(st[2] or '0') < now + keep * 500 then
+if tonumber(st[5] or '0') < now + keep * 500 then
   redis.call('HSET', base, 'exp', now + keep * 1000)
   redis.call('EXPIRE', base, keep)
   redis.call('EXPIRE', job_key(base, epoch, nil, 'm'), keep)
   redis.call('EXPIRE', job_key(base, epoch, nil, 'ids'), keep)
   job_expire(base, epoch, att, keep)
 end
-if redis.call('LINDEX', job_key(base, epoch, att, 'go'), 0) == 'go' then
-  return job_reply('go', epoch, att, -1, n, n, '', next_ms)
+-- The rounds of the job's barriers that ended leave :bar once every three
+-- leases, by whichever member renews first: a few commands per job, not
+-- per member and renewal.
+if open and st[3] == 'run' and tonumber(st[6] or '0') <= now then
+  redis.call('HSET', base, 'prune', now + 3 * lease)
+  job_bar_prune(base, epoch, att)
 end
+local go
+if open then
+  go = st[3] == 'run'
+else
+  go = redis.call('LINDEX', job_key(base, epoch, att, 'go'), 0) == 'go'
+end
+if go then return job_reply('go', epoch, att, -1, n, n, '', next_ms) end
 return job_reply('wait', epoch, att, -1, redis.call('ZCARD', inkey), n, '',
                  next_ms)

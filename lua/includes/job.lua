@@ -60,6 +60,30 @@ local function job_break(base, epoch, att, reason, linger, ttl)
   return outcome
 end
 
+-- Drop from the attempt's :bar the rounds that have ended, so that it
+-- holds the open rounds alone and does not grow with every round of a long
+-- job. A round has ended when its out list holds the outcome, or when the
+-- barrier moved past it (its hash names a later round, or is gone) and no
+-- --once command of it runs (no run key): past its linger the out list is
+-- gone too. Every other round stays, as the break must reach it.
+local function job_bar_prune(base, epoch, att)
+  local bar = job_key(base, epoch, att, 'bar')
+  for _, rout in ipairs(redis.call('ZRANGE', bar, 0, -1)) do
+    -- pcall: a key of another type (written by hand) must not stop the
+    -- job's renewal; no wait blocks on such a round, so its entry goes.
+    local rbase, gen = string.match(rout, '^(.+):(%d+):out$')
+    local ended = not rbase or redis.pcall('LINDEX', rout, 0) ~= false
+    if not ended then
+      local open = redis.pcall('HGET', rbase, 'gen')
+      ended = type(open) ~= 'string' and type(open) ~= 'boolean'
+      if not ended and tonumber(open or '-1') ~= tonumber(gen) then
+        ended = redis.call('TYPE', round_key(rbase, gen, 'run'))['ok'] == 'none'
+      end
+    end
+    if ended then redis.call('ZREM', bar, rout) end
+  end
+end
+
 -- Members whose lease ran out break the attempt; they are marked gone.
 local function job_check_leases(base, epoch, att, now, linger, ttl)
   local inkey = job_key(base, epoch, att, 'in')

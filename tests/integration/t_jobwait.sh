@@ -95,3 +95,33 @@ expect_eq "... attempt 1's wait does not count attempt 0's arrival (times out)" 
     124 "$(cat "$d/w1a1.wcode" 2>/dev/null)"
 check "... attempt 0's wait ended with the break" wait_until 30 has "$d/w0a0.wcode"
 expect_eq "... exit 3" 3 "$(cat "$d/w0a0.wcode" 2>/dev/null)"
+
+# 4. :bar (the attempt's set of its barriers' rounds, which the break
+#    reaches) keeps only the open rounds: after 40 rounds of an in-job
+#    barrier it holds just the one a member still waits in, that round
+#    stays through a later prune, and the break still reaches it.
+setup bar
+rounds="for i in \$(seq 40); do $RBARRIER wait --name $bar --timeout 60 || exit 9; done"
+start_member w0 --n 2 --lease 2s --timeout 30 -- sh -c "$rounds
+    while [ ! -e '$d/go' ]; do sleep 0.05; done; exit 7"
+start_member w1 --n 2 --lease 2s --timeout 30 -- sh -c "$rounds
+    $(inwait w1 --timeout 120) wait"
+jbase="rb:j:{$name}"
+# count PATTERN: members of the one key matching PATTERN (0: none yet).
+count() { local k; k=$(rcli --scan --pattern "$1" | head -n 1); [ -n "$k" ] && rcli ZCARD "$k" || echo 0; }
+count_is() { [ "$(count "$1")" = "$2" ]; }
+prune_moved() { [ "$(rcli HGET "$jbase" prune)" != "$1" ]; }
+check "bar: member 1 waits in round 41" wait_until 60 count_is "*:$bar:41:in" 1
+check "... :bar comes down to the open round alone" wait_until 60 count_is "$jbase:*:bar" 1
+p=$(rcli HGET "$jbase" prune)
+check "... a later prune runs" wait_until 60 prune_moved "$p"
+expect_eq "... and keeps the open round" 1 "$(count "$jbase:*:bar")"
+t0=$(ms)
+touch "$d/go"
+check "... whose wait the break still ends" wait_until 30 has "$d/w1.wcode"
+t1=$(ms)
+wait
+expect_eq "... with exit 3" 3 "$(cat "$d/w1.wcode" 2>/dev/null)"
+if [ $((t1 - t0)) -lt 5000 ]; then ok "... at once ($((t1 - t0)) ms)"
+else not_ok "... at once ($((t1 - t0)) ms)"; fi
+expect_eq "... the runners exit 7 and 3" "7 3" "$(code_of w0) $(code_of w1)"

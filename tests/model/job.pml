@@ -16,7 +16,10 @@
  * Seeded bugs: MUT_JOB_BREAK_NO_X (the break does not reach the job's
  *   barrier), MUT_X_NO_JOB_CHECK (a job's barrier does not check the
  *   attempt), MUT_JOB_HB_NO_LEASE (a runner's heartbeat does not look at
- *   the other members' leases: caught by termination).
+ *   the other members' leases: caught by termination), MUT_JOB_OVER_OPEN
+ *   (the last attempt's break leaves the job hash open, which the
+ *   heartbeat trusts), MUT_JOB_BAR_PRUNE_OPEN (the heartbeat's prune of
+ *   :bar drops the open round too).
  */
 
 #ifndef M
@@ -58,6 +61,8 @@ byte jexp;           /* members whose membership lease has passed */
 byte xg = 1;         /* X's open round */
 byte xin[NX];        /* X's rounds: members */
 byte xout[NX];       /* X's rounds: outcome */
+int xbar[NA];        /* the attempt's :bar: X's rounds the break reaches */
+bit jshut;           /* the job hash says no attempt runs (done or over) */
 
 /* ---- environment ---- */
 byte fails = FAILS;
@@ -78,13 +83,19 @@ inline jbreak(a)
 	:: jout[a] == NONE ->
 		jout[a] = BRK;
 #ifndef MUT_JOB_BREAK_NO_X
+		/* every round in :bar without an outcome (only X's open round
+		 * can be one) */
 		if
-		:: xin[xg] != 0 && xout[xg] == NONE -> xout[xg] = BRK; xg++
+		:: (xbar[a] & B(xg)) != 0 && xout[xg] == NONE -> xout[xg] = BRK; xg++
 		:: else
 		fi;
 #endif
+		/* the job hash moves on with the outcome, in the same step */
 		if
 		:: att == a && a < K -> att++
+#ifndef MUT_JOB_OVER_OPEN
+		:: att == a && a == K -> jshut = 1
+#endif
 		:: else
 		fi
 	:: else
@@ -110,6 +121,7 @@ inline xarrive(a)
 			}
 			xma[p] = a;
 			xin[xrd] = xin[xrd] | B(p);
+			xbar[a] = xbar[a] | B(xrd);
 			if
 			:: POP(xin[xrd]) == M ->
 				/* job: no barrier of a broken attempt passes */
@@ -129,8 +141,25 @@ inline jheartbeat(a)
 {
 	atomic {
 		if
+		:: att == a && !jshut ->
+			/* the job hash says the attempt runs: its :out is not
+			 * read, as it holds no outcome */
+			assert(jout[a] == NONE)
+		:: else
+		fi;
+		if
 		:: jout[a] != NONE -> hres = jout[a]
 		:: else ->
+			/* the prune of :bar, when due: the ended rounds go */
+			if
+			:: ent[a] == ALL ->
+#ifndef MUT_JOB_BAR_PRUNE_OPEN
+				xbar[a] = xbar[a] & B(xg)
+#else
+				xbar[a] = 0
+#endif
+			:: true
+			fi;
 			jexp = jexp & ~B(p);
 #ifndef MUT_JOB_HB_NO_LEASE
 			if
@@ -226,7 +255,8 @@ cmd_done:
 			if
 			:: left[a] == ALL ->
 				assert(!failed[a] && cmdok[a] == ALL);
-				jout[a] = OK
+				jout[a] = OK;
+				jshut = 1
 			:: else
 			fi
 		:: else
