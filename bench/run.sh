@@ -52,8 +52,8 @@ set -euo pipefail
 SMOKE=${RB_BENCH_SMOKE:-0}
 ONLY=${RB_BENCH_ONLY:-}
 case "$ONLY" in
-''|lock) ;;
-*) echo "bench: RB_BENCH_ONLY is lock or empty, not '$ONLY'" >&2; exit 1 ;;
+''|lock|jobs) ;;
+*) echo "bench: RB_BENCH_ONLY is lock, jobs or empty, not '$ONLY'" >&2; exit 1 ;;
 esac
 PYTHON=${RB_BENCH_PYTHON:-/usr/bin/python3}
 if [ "$SMOKE" = 1 ]; then
