@@ -92,7 +92,7 @@ if gen > 0 then
   else
     redis.call('EXPIRE', inkey, linger)
     redis.call('HSET', base, 'gen', gen + 1)
-    redis.call('HDEL', base, 'n', 'expect', 'reduce')
+    redis.call('HDEL', base, unpack(OPEN_FIELDS))
   end
   redis.call('EXPIRE', base, ttl)
 elseif fresh then
