@@ -443,6 +443,7 @@ static int block_slice(rb_waiter *w, long long slice_ms, int last, int *rc,
  * it is cancelled. */
 static int wait_loop(rb_waiter *w, rb_error *err)
 {
+    long long next_beat;
     int rc;
 
     if (w->o->progress && w->o->expect) {
@@ -457,13 +458,19 @@ static int wait_loop(rb_waiter *w, rb_error *err)
     } else {
         report_progress(w, NULL, 1);
     }
+    /* The arrival renewed the lease: the next renewal is due a slice after
+     * it was sent. Each slice blocks until that moment rather than for a
+     * whole slice after the last heartbeat's reply, so an idle party sends
+     * one renewal and one blocking read per slice, and the renewals do not
+     * drift later by a round trip and a server tick each time. */
+    next_beat = rb_now_ms() + w->slice_ms;
     for (;;) {
         long long now = rb_now_ms(), slice;
         int last;
 
         if (rb_deadline__over(&w->party, now))
             return rb_barrier__timed_out(w, err);
-        slice = rb_barrier__next_slice(w->slice_ms,
+        slice = rb_barrier__next_slice(rb_barrier__beat_in(next_beat, now),
                                        w->party.until_ms
                                            ? rb_deadline__left(&w->party, now)
                                            : -1,
@@ -480,6 +487,7 @@ static int wait_loop(rb_waiter *w, rb_error *err)
         }
         /* The slice ran out, or the connection was cut and remade (the
          * out list may be gone with a restarted server): look again. */
+        next_beat = rb_now_ms() + w->slice_ms;
         if (rb_barrier__heartbeat(w, &rc, err)) {
             if (rc == RB_ECANCELED)
                 return rb_barrier__abandon(w, "interrupted", "arrivals", RB_ECANCELED,
