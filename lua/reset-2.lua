@@ -95,6 +95,9 @@ if gen > 0 then
     redis.call('HDEL', base, unpack(OPEN_FIELDS))
   end
   redis.call('EXPIRE', base, ttl)
+  -- bx said when the hash expired; now that it is sooner, the next arrival
+  -- must renew it (a round must not lose its hash to a reset's short ttl).
+  redis.call('HDEL', base, 'bx')
 elseif fresh then
   redis.call('HSET', base, 'gen', now_ms())
   redis.call('EXPIRE', base, ttl)
