@@ -114,6 +114,21 @@ for victim in base in out; do
     expect_match "... and names what it removed" "removed damaged state.*$(printf '%s' "$k" | sed 's/[{}]/\\&/g')" "$msg"
     check "... after which a round of 2 passes only with both" round_passes_only_with_all "$name" 2
 done
+# An arrival that does not end its round never reads the out key: its wait
+# finds one of another type, names it and exits 1; the arrival that would
+# end the round is refused and leaves the round as it was.
+name=$(fresh wrongout); b="$(bkey "$name")"
+rb wait --name "$name" --n 2 --timeout 0.3 2>/dev/null   # gen 1 broken
+gen=$(rcli HGET "$b" gen)
+rcli SET "$b:$gen:out" garbage >/dev/null
+err=$(rb wait --name "$name" --n 2 --id first --timeout 5 2>&1)
+expect_eq "out of the wrong type, met by a waiting party: wait exits 1" 1 $?
+expect_match "... naming the key" "key $(printf '%s' "$b:$gen:out" | sed 's/[{}]/\\&/g') holds a string" "$err"
+err=$(rb wait --name "$name" --n 2 --id second --timeout 5 2>&1)
+expect_eq "... and the arrival that would end the round exits 1 too" 1 $?
+expect_eq "... leaving one member in the round" 1 "$(rcli ZCARD "$b:$gen:in")"
+expect_eq "... and the key as it was" garbage "$(rcli GET "$b:$gen:out")"
+
 # The nonce key of the older layout is no longer read (each party's last
 # arrival is kept in the barrier hash): garbage there is left alone.
 name=$(fresh oldnonce); b="$(bkey "$name")"
