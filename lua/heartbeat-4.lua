@@ -120,8 +120,13 @@ if not open or math.min(ex, bx) < now + 2 * lease then
   redis.call('EXPIRE', base, keep)
   redis.call('EXPIRE', round_key(base, gen, 'val'), keep)
   redis.call('EXPIRE', round_key(base, gen, 'run'), keep)
+  -- bx is exact again (this may have shortened the hash's life, for a
+  -- party with a shorter ttl); ex only for the open round.
+  local at = now + keep * 1000
   if open then
-    redis.call('HSET', base, 'ex', now + keep * 1000, 'bx', now + keep * 1000)
+    redis.call('HSET', base, 'ex', at, 'bx', at)
+  else
+    redis.call('HSET', base, 'bx', at)
   end
 end
 local res = {'wait', 0, 0}
