@@ -249,7 +249,7 @@ end
 -- One write of the hash: this party's arrival, and the round's terms,
 -- count and earliest deadline, or the move past the round.
 local record = nonce .. ' ' .. gen .. ' ' .. (index + 1)
-local bx = base_expiry(base, now, tonumber(state[7] or ''), keep)
+local bx = base_expiry(now, tonumber(state[7] or ''), keep)
 local h = {slot, record}
 if bx then h[#h + 1] = 'bx'; h[#h + 1] = bx end
 if complete then
@@ -258,6 +258,7 @@ if complete then
   h[#h + 1] = 'gen'; h[#h + 1] = gen + 1
   h[#h + 1] = 'c'; h[#h + 1] = 0
   redis.call('HSET', base, unpack(h))
+  if bx then redis.call('EXPIRE', base, keep) end
   if once then
     redis.call('SET', runkey, id, 'EX', keep)
     redis.call('EXPIRE', inkey, keep)
@@ -282,4 +283,6 @@ if not open_n then
   redis.call('EXPIRE', inkey, keep)
 end
 redis.call('HSET', base, unpack(h))
+-- After the HSET: on a barrier's first arrival the hash did not exist.
+if bx then redis.call('EXPIRE', base, keep) end
 return {'wait', gen, count, n, index, dup}

@@ -19,12 +19,11 @@ local OPEN_FIELDS = {'n', 'expect', 'reduce', 'c', 'dl', 'ex', 'v'}
 -- The barrier hash lives ttl (keep, while a round is open) past its last
 -- use. Renewing that on every arrival would cost a command each; it is
 -- renewed once it has run down by a tenth (at most a minute), and the
--- moment it expires is kept in field bx. Returns the new bx, or nil when
--- the expiry is recent enough.
-local function base_expiry(base, now, bx, keep)
+-- moment it expires is kept in field bx. Returns the new bx when the
+-- caller must renew it (EXPIRE keep, once the hash exists), else nil.
+local function base_expiry(now, bx, keep)
   local slack = math.min(60, math.floor(keep / 10))
   if bx and bx >= now + (keep - slack) * 1000 then return nil end
-  redis.call('EXPIRE', base, keep)
   return now + keep * 1000
 end
 

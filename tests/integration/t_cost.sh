@@ -36,6 +36,9 @@ server_past() { [ "$(server_ms)" -gt "$1" ]; }
 #    4 EVALSHA and at most 21 commands inside them.
 name=$(fresh round)
 for i in 0 1 2 3; do arrive "$name" "w$i" "a$i" 4 10000 >/dev/null; done
+ttl=$(pcli TTL "$(bkey "$name")")
+check "after a barrier's first round its hash expires, in the 600 s ttl ($ttl s)" \
+    test "$ttl" -gt 0 -a "$ttl" -le 600
 pcli CONFIG RESETSTAT >/dev/null
 for i in 0 1 2 3; do arrive "$name" "w$i" "b$i" 4 10000 >/dev/null; done
 got=$(calls)
