@@ -61,6 +61,16 @@ if n and not string.match(n, '^%d+$') then
   redis.call('HDEL', base, 'n')
   removed[#removed + 1] = base .. ' n'
 end
+-- The open round's fields arrive keeps beside n (includes/round.lua): one
+-- that is not a number (written by hand) is damage a reset repairs too.
+local extra = {'c', 'dl', 'ex', 'bx'}
+local vals = redis.call('HMGET', base, unpack(extra))
+for i, f in ipairs(extra) do
+  if vals[i] and not string.match(vals[i], '^%d+$') then
+    redis.call('HDEL', base, f)
+    removed[#removed + 1] = base .. ' ' .. f
+  end
+end
 gen = tonumber(gen or '0')
 
 local members = 0

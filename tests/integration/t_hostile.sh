@@ -142,6 +142,14 @@ expect_eq "a non-numeric gen field: wait exits 1" 1 $?
 expect_match "... saying the state is damaged" "damaged barrier state" "$err"
 expect_match "reset names the field" "rb:b:\{$name\} gen" "$(rb reset --name "$name")"
 check "... after which a round of 2 passes" round_passes_only_with_all "$name" 2
+name=$(fresh badcount); b="$(bkey "$name")"
+rb wait --name "$name" --n 2 --timeout 0.3 2>/dev/null
+rcli HSET "$b" c "2x" >/dev/null
+err=$(rb wait --name "$name" --n 1 --timeout 5 2>&1)
+expect_eq "a non-numeric count field: wait exits 1" 1 $?
+expect_match "... saying the state is damaged" "damaged barrier state" "$err"
+expect_match "reset names the field" "rb:b:\{$name\} c" "$(rb reset --name "$name")"
+check "... after which a round of 2 passes" round_passes_only_with_all "$name" 2
 
 # 4. --ttl is for idle state: a round open three times longer than --ttl
 #    keeps its keys while a party waits (it used to fail with "barrier
