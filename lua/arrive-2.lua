@@ -142,7 +142,8 @@ end
 
 local now = now_ms()
 for i = 1, 7 do
-  if i ~= 3 and i ~= 4 and state[i] and not string.match(state[i], '^%d+$') then
+  if i ~= 3 and i ~= 4 and state[i] and
+     not string.match(state[i], '^%d+$') then
     error({err = 'ERR damaged barrier state in ' .. base ..
                  ' (a reset repairs it)'})
   end

@@ -64,7 +64,10 @@ local st = typed(base, 'hash', 'HMGET', base, 'gen', 'n', 'c', 'dl', 'ex',
                  'bx')
 -- Whether this round is the barrier's open one (else it is a complete
 -- --once round whose command runs, or a round the barrier lost).
-local open = tonumber(st[1] or '0') == gen and tonumber(st[3] or '0') > 0
+-- (A field damaged by hand reads as absent: the round is then read in
+-- full and its expiries renewed.)
+local open = tonumber(st[1] or '0') == gen and
+             (tonumber(st[3] or '0') or 0) > 0
 local mine
 if out then
   mine = typed(inkey, 'zset', 'ZSCORE', inkey, id)
@@ -113,7 +116,7 @@ end
 -- While anyone waits, nothing of the open round may expire (--ttl is for
 -- idle state): its keys live keep seconds from their last renewal, renewed
 -- once fewer than two leases are left.
-local ex, bx = tonumber(st[5] or '0'), tonumber(st[6] or '0')
+local ex, bx = tonumber(st[5] or '0') or 0, tonumber(st[6] or '0') or 0
 if not open or math.min(ex, bx) < now + 2 * lease then
   local keep = open_expiry(ttl, lease)
   redis.call('EXPIRE', inkey, keep)
@@ -130,7 +133,7 @@ if not open or math.min(ex, bx) < now + 2 * lease then
   end
 end
 local res = {'wait', 0, 0}
-if open then res[2], res[3] = tonumber(st[3]), tonumber(st[2] or '0') end
+if open then res[2], res[3] = tonumber(st[3]), tonumber(st[2] or '0') or 0 end
 if list == '1' then
   local m = redis.call('ZRANGE', inkey, 0, -1)
   for i = 1, #m do res[#res + 1] = m[i] end

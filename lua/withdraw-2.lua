@@ -5,8 +5,8 @@
 --
 -- The caller does not know the round (the arrival's reply is what it
 -- lacks): the nonce of the failed call finds it, in the record of each
--- party's last arrival that arrive keeps in the barrier hash. A nonce that is not there means the
--- arrival never ran.
+-- party's last arrival that arrive keeps in the barrier hash. A nonce
+-- that is not there means the arrival never ran.
 --
 -- Atomic because finding the round, checking for an outcome and breaking
 -- it must not interleave with another arrival completing it.
