@@ -359,6 +359,10 @@ class _Waiter:
                                   "LEFT", "LEFT")
         except (redis.ConnectionError, redis.TimeoutError, socket.timeout):
             return False    # the heartbeat reconnects (or says unreachable)
+        except redis.ResponseError as e:
+            if str(e).startswith("WRONGTYPE"):
+                return False    # the heartbeat names the key and refuses
+            raise
         return got is not None and self.outcome(got)
 
     def heartbeat(self, deadline):

@@ -425,6 +425,11 @@ static int block_slice(rb_waiter *w, long long slice_ms, int last, int *rc,
     *rc = rb_conn__block_rotate(w->c, w->out_key, &call, &r, &cmd, err);
     if (*rc == RB_EUNREACHABLE)
         return 0;
+    /* The out key holds another type (an arrival that does not end its
+     * round never touches it): the heartbeat that follows reads it first
+     * and names it, which BLMOVE's own error does not. */
+    if (*rc == RB_EREDIS && rb_barrier__is_wrongtype(&call))
+        return 0;
     if (*rc != RB_OK)
         return 1;
     if (rb_reply__block(r, &text) != RB_OK)
@@ -443,6 +448,7 @@ static int block_slice(rb_waiter *w, long long slice_ms, int last, int *rc,
  * it is cancelled. */
 static int wait_loop(rb_waiter *w, rb_error *err)
 {
+    long long next_beat;
     int rc;
 
     if (w->o->progress && w->o->expect) {
@@ -457,13 +463,19 @@ static int wait_loop(rb_waiter *w, rb_error *err)
     } else {
         report_progress(w, NULL, 1);
     }
+    /* The arrival renewed the lease: the next renewal is due a slice after
+     * it was sent. Each slice blocks until that moment rather than for a
+     * whole slice after the last heartbeat's reply, so an idle party sends
+     * one renewal and one blocking read per slice, and the renewals do not
+     * drift later by a round trip and a server tick each time. */
+    next_beat = rb_now_ms() + w->slice_ms;
     for (;;) {
         long long now = rb_now_ms(), slice;
         int last;
 
         if (rb_deadline__over(&w->party, now))
             return rb_barrier__timed_out(w, err);
-        slice = rb_barrier__next_slice(w->slice_ms,
+        slice = rb_barrier__next_slice(rb_barrier__beat_in(next_beat, now),
                                        w->party.until_ms
                                            ? rb_deadline__left(&w->party, now)
                                            : -1,
@@ -480,6 +492,7 @@ static int wait_loop(rb_waiter *w, rb_error *err)
         }
         /* The slice ran out, or the connection was cut and remade (the
          * out list may be gone with a restarted server): look again. */
+        next_beat = rb_now_ms() + w->slice_ms;
         if (rb_barrier__heartbeat(w, &rc, err)) {
             if (rc == RB_ECANCELED)
                 return rb_barrier__abandon(w, "interrupted", "arrivals", RB_ECANCELED,

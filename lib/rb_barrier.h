@@ -53,6 +53,10 @@ long long rb_barrier__lease_ms(long long lease_ms);
 long long rb_barrier__slice_ms(long long lease_ms, int progress,
                                long long progress_ms);
 
+/* How long a slice may block so that it ends when the next renewal is
+ * due (at least 1 ms). */
+long long rb_barrier__beat_in(long long next_beat_ms, long long now_ms);
+
 /* The next blocking slice, given the party's time left (< 0: no deadline):
  * the slice, and *last = 1 when it is the one that ends at the deadline. */
 long long rb_barrier__next_slice(long long slice_ms, long long left_ms,

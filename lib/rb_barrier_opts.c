@@ -35,6 +35,12 @@ long long rb_barrier__next_slice(long long slice_ms, long long left_ms,
     return *last ? left_ms : slice_ms;
 }
 
+long long rb_barrier__beat_in(long long next_beat_ms, long long now_ms)
+{
+    /* A slice of 0 would block forever (BLMOVE's 0 means no limit). */
+    return next_beat_ms - now_ms > 1 ? next_beat_ms - now_ms : 1;
+}
+
 long long rb_barrier__linger_s(long long ttl_s)
 {
     return ttl_s < RB_LINGER_MAX_S ? ttl_s : RB_LINGER_MAX_S;

@@ -8,7 +8,8 @@
 --          The round's keys (rb:b:{NAME}:<gen>:in, :out, :val, :run) are
 --          derived from it, as the caller cannot know gen before this
 --          script reads it.
--- KEYS[2]  the barrier's nonce hash, rb:b:{NAME}:nonce
+-- KEYS[2]  the barrier's nonce key, rb:b:{NAME}:nonce (checked, not
+--          read: each party's last arrival is kept in the barrier hash)
 -- KEYS[3]  optional, inside a job (the base key is then
 --          rb:b:{JOB}:<epoch>:<att>:NAME): the job attempt's out list,
 --          rb:j:{JOB}:<epoch>:<att>:out. When it holds 'broken <reason>'
@@ -62,8 +63,9 @@
 -- round, else 'wait' (on that gen, whose out list may already hold the
 -- outcome). So a lost reply never counts an arrival twice, never moves it
 -- to a later round, never runs a --once command twice, and the party that
--- completed a round still knows it did. The nonces hash keeps
--- '<nonce> <gen> <count>' per id.
+-- completed a round still knows it did. The barrier hash keeps
+-- '<nonce> <gen> <count>' per id in field 'i:<id>', read with the round's
+-- state in one call and written with it in one call.
 --
 -- A barrier hash that is gone while keys of its rounds remain (deleted by
 -- hand, or expired apart) does not restart at round 1, where an old
@@ -114,8 +116,6 @@ if type(reduce) ~= 'string' or #reduce > 20 or
   bad_arg(10, 'reduce')
 end
 if #ARGV > 10 then bad_arg(11, 'none expected') end
-want_type(base, 'hash')
-want_type(nonces, 'hash')
 if jobout then
   want_type(jobout, 'list')
   want_type(jobbar, 'zset')
@@ -124,7 +124,12 @@ if jobout then
 end
 local done = once and 'run' or 'done'
 
-local prev = redis.call('HGET', nonces, id)
+-- One read for the round's state and this party's last arrival (see
+-- OPEN_FIELDS in includes/round.lua).
+local slot = 'i:' .. id
+local state = typed(base, 'hash', 'HMGET', base, 'gen', 'n', 'expect',
+                    'reduce', 'c', 'dl', 'bx', 'v', slot)
+local prev = state[9]
 local pnonce, pgen, pcount
 if prev then
   pnonce, pgen, pcount = string.match(prev, '^(%S+) (%d+) (%d+)$')
@@ -136,11 +141,12 @@ if prev then
 end
 
 local now = now_ms()
-local state = redis.call('HMGET', base, 'gen', 'n', 'expect', 'reduce')
-if (state[1] and not string.match(state[1], '^%d+$')) or
-   (state[2] and not string.match(state[2], '^%d+$')) then
-  error({err = 'ERR damaged barrier state in ' .. base ..
-               ' (a reset repairs it)'})
+for i = 1, 7 do
+  if i ~= 3 and i ~= 4 and state[i] and
+     not string.match(state[i], '^%d+$') then
+    error({err = 'ERR damaged barrier state in ' .. base ..
+                 ' (a reset repairs it)'})
+  end
 end
 local gen = tonumber(state[1] or '1')
 if not state[1] and
@@ -148,22 +154,35 @@ if not state[1] and
     redis.call('TYPE', round_key(base, 1, 'out'))['ok'] ~= 'none') then
   gen = now
 end
-local open_n = state[2]
+local counted = tonumber(state[5] or '0')
+local open_n = counted > 0 and state[2] or nil
 local inkey, outkey = round_key(base, gen, 'in'), round_key(base, gen, 'out')
-want_type(inkey, 'zset')
-want_type(outkey, 'list')
-
--- A round whose member let its lease run out is dead: nobody will complete
--- it. Break it for anyone still blocked on it, then join a fresh round.
+local deadline = now + lease
+-- dl, the earliest lease deadline the round can hold, decides in one
+-- compare that no member's lease has run out; only when it has passed
+-- are the round's earliest members read, and dl set to their deadline.
+local dl = deadline
 if open_n then
-  local dead = redis.call('ZRANGEBYSCORE', inkey, '-inf', '(' .. now,
-                          'LIMIT', 0, 1)
-  if #dead > 0 and dead[1] ~= id then
-    break_round(base, gen, inkey, outkey,
-                'lease of ' .. dead[1] .. ' expired', linger)
-    gen = gen + 1
-    open_n = false
-    inkey, outkey = round_key(base, gen, 'in'), round_key(base, gen, 'out')
+  local earliest = tonumber(state[6] or '0')
+  if earliest < now then
+    local first = typed(inkey, 'zset', 'ZRANGE', inkey, 0, 1, 'WITHSCORES')
+    local other, score = first[1], tonumber(first[2])
+    if other == id then other, score = first[3], tonumber(first[4]) end
+    if other and score < now then
+      -- A round whose member let its lease run out is dead: nobody will
+      -- complete it. Break it for anyone still blocked on it, then join a
+      -- fresh round.
+      want_type(outkey, 'list')
+      break_round(base, gen, inkey, outkey,
+                  'lease of ' .. other .. ' expired', linger)
+      gen = gen + 1
+      open_n, counted = nil, 0
+      inkey, outkey = round_key(base, gen, 'in'), round_key(base, gen, 'out')
+    elseif other then
+      dl = math.min(score, deadline)
+    end
+  else
+    dl = math.min(earliest, deadline)
   end
 end
 
@@ -182,52 +201,89 @@ if expect ~= '' and
 end
 
 local keep = open_expiry(ttl, lease)
-if jobout then
+local valkey, runkey = round_key(base, gen, 'val'), round_key(base, gen, 'run')
+-- The writes below that could meet a key of another type are checked
+-- before the first of them (SET would overwrite one).
+if value then want_type(valkey, 'list') end
+if once and counted + 1 >= n then want_type(runkey, 'string') end
+local dup = typed(inkey, 'zset', 'ZADD', inkey, deadline, id) == 0
+local count, index
+if dup then
+  -- Same member, same place: keep the first arrival's count and index.
+  count = redis.call('ZCARD', inkey)
+  index = count - 1
+  if pgen == gen and pcount then index = pcount - 1 end
+else
+  count = counted + 1
+  index = count - 1
+  if count >= n then
+    -- The count kept in the hash decides nothing alone: the round's
+    -- members do (a hand-edited in key must not pass a round).
+    count = redis.call('ZCARD', inkey)
+    index = count - 1
+  end
+end
+dup = dup and 1 or 0
+local complete = count >= n
+-- Pushed before the hash is written: an out key of another type refuses
+-- the arrival, and the member just added is taken back.
+if complete and not once then
+  local r = redis.pcall('RPUSH', outkey, 'ok')
+  if type(r) == 'table' and r.err then
+    if dup == 0 then redis.call('ZREM', inkey, id) end
+    want_type(outkey, 'list')
+    error(r)
+  end
+end
+local vals = state[8] == tostring(gen)
+if value and dup == 0 then
+  redis.call('RPUSH', valkey, value)
+  redis.call('EXPIRE', valkey, keep)
+  vals = true
+end
+
+if jobout and not open_n then
   redis.call('ZADD', jobbar, 0, outkey)
   redis.call('EXPIRE', jobbar, keep)
 end
-local dup = redis.call('ZADD', inkey, now + lease, id) == 0
-local count = redis.call('ZCARD', inkey)
-local index = count - 1
-if dup then
-  -- Same member, same place: keep the first arrival's count and index.
-  if pgen == gen and pcount then index = pcount - 1 end
-  redis.call('HSET', nonces, id, nonce .. ' ' .. gen .. ' ' .. (index + 1))
-else
-  redis.call('HSET', nonces, id, nonce .. ' ' .. gen .. ' ' .. count)
-  if value then
-    local valkey = round_key(base, gen, 'val')
-    redis.call('RPUSH', valkey, value)
-    redis.call('EXPIRE', valkey, keep)
-  end
-end
-redis.call('EXPIRE', nonces, keep)
-dup = dup and 1 or 0
 
-if count >= n then
+-- One write of the hash: this party's arrival, and the round's terms,
+-- count and earliest deadline, or the move past the round.
+local record = nonce .. ' ' .. gen .. ' ' .. (index + 1)
+local bx = base_expiry(now, tonumber(state[7] or ''), keep)
+local h = {slot, record}
+if bx then h[#h + 1] = 'bx'; h[#h + 1] = bx end
+if complete then
   -- The round is complete. Only here (or in release, for the party this
   -- sets as runner) does a round pass.
-  redis.call('HSET', base, 'gen', gen + 1)
-  redis.call('HDEL', base, 'n', 'expect', 'reduce')
-  redis.call('EXPIRE', base, ttl)
+  h[#h + 1] = 'gen'; h[#h + 1] = gen + 1
+  h[#h + 1] = 'c'; h[#h + 1] = 0
+  redis.call('HSET', base, unpack(h))
+  if bx then redis.call('EXPIRE', base, keep) end
   if once then
-    local runkey = round_key(base, gen, 'run')
     redis.call('SET', runkey, id, 'EX', keep)
     redis.call('EXPIRE', inkey, keep)
   else
-    redis.call('RPUSH', outkey, 'ok')
-    linger_round(base, gen, inkey, outkey, linger)
+    redis.call('EXPIRE', outkey, linger)
+    redis.call('EXPIRE', inkey, linger)
+    if vals then redis.call('EXPIRE', valkey, linger) end
   end
   return {done, gen, count, n, index, dup}
 end
-
--- The round's first arrival fixes n and the expiries; later arrivals of the
--- same round find them set, and the waiters' heartbeats keep them alive.
-if count == 1 then
-  redis.call('HSET', base, 'gen', gen, 'n', n)
-  if expect ~= '' then redis.call('HSET', base, 'expect', expect) end
-  if reduce ~= '' then redis.call('HSET', base, 'reduce', reduce) end
-  redis.call('EXPIRE', base, keep)
+h[#h + 1] = 'c'; h[#h + 1] = count
+if dl ~= tonumber(state[6] or '') then h[#h + 1] = 'dl'; h[#h + 1] = dl end
+if vals and state[8] ~= tostring(gen) then h[#h + 1] = 'v'; h[#h + 1] = gen end
+if not open_n then
+  -- The round's first arrival fixes its terms and its keys' expiry; the
+  -- waiters' heartbeats renew that expiry only when it runs low.
+  h[#h + 1] = 'gen'; h[#h + 1] = gen
+  h[#h + 1] = 'n'; h[#h + 1] = n
+  h[#h + 1] = 'expect'; h[#h + 1] = expect
+  h[#h + 1] = 'reduce'; h[#h + 1] = reduce
+  h[#h + 1] = 'ex'; h[#h + 1] = now + keep * 1000
   redis.call('EXPIRE', inkey, keep)
 end
+redis.call('HSET', base, unpack(h))
+-- After the HSET: on a barrier's first arrival the hash did not exist.
+if bx then redis.call('EXPIRE', base, keep) end
 return {'wait', gen, count, n, index, dup}

@@ -8,7 +8,7 @@
 -- KEYS[1]  barrier base key, rb:b:{NAME}
 -- KEYS[2]  the round's members, rb:b:{NAME}:<gen>:in
 -- KEYS[3]  the round's outcome, rb:b:{NAME}:<gen>:out
--- KEYS[4]  the barrier's nonce hash, rb:b:{NAME}:nonce
+-- KEYS[4]  the barrier's nonce key, rb:b:{NAME}:nonce (checked, not used)
 -- ARGV[1]  gen, the round this party is waiting in (integer >= 1)
 -- ARGV[2]  party id
 -- ARGV[3]  lease in milliseconds (integer >= 1)
@@ -54,19 +54,36 @@ if nonces ~= base .. ':nonce' then
   error({err = 'ERR KEYS[4] must be the barrier\'s nonce key'})
 end
 
-want_type(base, 'hash')
-want_type(inkey, 'zset')
-want_type(outkey, 'list')
-want_type(nonces, 'hash')
-
+-- One read of the outcome, one of the barrier's state (gen, n, the count,
+-- the earliest deadline dl and the expiries ex and bx of includes/round.lua),
+-- and the renewal, which also says whether this party is in the round: a
+-- heartbeat that finds everything well runs four commands.
+local out = typed(outkey, 'list', 'LINDEX', outkey, 0)
+local now = now_ms()
+local st = typed(base, 'hash', 'HMGET', base, 'gen', 'n', 'c', 'dl', 'ex',
+                 'bx')
+-- Whether this round is the barrier's open one (else it is a complete
+-- --once round whose command runs, or a round the barrier lost).
+-- (A field damaged by hand reads as absent: the round is then read in
+-- full and its expiries renewed.)
+local open = tonumber(st[1] or '0') == gen and
+             (tonumber(st[3] or '0') or 0) > 0
+local mine
+if out then
+  mine = typed(inkey, 'zset', 'ZSCORE', inkey, id)
+else
+  -- CH counts a changed score: 0 is a party not in the round, or one
+  -- renewed twice in the same millisecond.
+  mine = typed(inkey, 'zset', 'ZADD', inkey, 'XX', 'CH', now + lease, id) == 1
+         or redis.call('ZSCORE', inkey, id)
+end
 -- This party's entry first: a round it is not in is not its round, even
 -- when an outcome is there (a server that restarted empty can reach the
 -- same gen number again with other parties).
-local out = redis.call('LINDEX', outkey, 0)
-if not redis.call('ZSCORE', inkey, id) then
+if not mine then
   -- Only a round the barrier still holds open is broken: on a server
   -- that restarted empty nothing is recreated.
-  if not out and tonumber(redis.call('HGET', base, 'gen') or '0') == gen then
+  if not out and tonumber(st[1] or '0') == gen then
     break_round(base, gen, inkey, outkey, 'state of round ' .. gen ..
                 ' lost: ' .. id .. ' is no longer in it', linger)
   end
@@ -77,38 +94,51 @@ if out then return {'out', out} end
 -- or (a --once round) records its runner: a round the barrier no longer
 -- holds, with neither, had its barrier hash deleted (maybe recreated since
 -- by a newcomer's arrival, in a round of its own).
-local open_gen = redis.call('HGET', base, 'gen')
-if not open_gen or (tonumber(open_gen) ~= gen and
+if not st[1] or (tonumber(st[1]) ~= gen and
    redis.call('TYPE', round_key(base, gen, 'run'))['ok'] == 'none') then
   return {'out', break_round(base, gen, inkey, outkey,
                              'barrier state deleted', linger)}
 end
 
-local now = now_ms()
-redis.call('ZADD', inkey, 'XX', now + lease, id)
-
-local dead = redis.call('ZRANGEBYSCORE', inkey, '-inf', '(' .. now,
-                        'LIMIT', 0, 1)
-if #dead > 0 then
-  return {'out', break_round(base, gen, inkey, outkey,
-                             'lease of ' .. dead[1] .. ' expired', linger)}
+-- No lease has run out while the earliest deadline the round can hold is
+-- ahead; once it has passed, the earliest member decides, and its
+-- deadline becomes the new bound.
+local dl = tonumber(st[4] or '')
+if not open or not dl or dl < now then
+  local first = redis.call('ZRANGE', inkey, 0, 0, 'WITHSCORES')
+  if first[1] and tonumber(first[2]) < now then
+    return {'out', break_round(base, gen, inkey, outkey,
+                               'lease of ' .. first[1] .. ' expired', linger)}
+  end
+  if open and first[2] then redis.call('HSET', base, 'dl', first[2]) end
 end
 
 -- While anyone waits, nothing of the open round may expire (--ttl is for
--- idle state).
-local keep = open_expiry(ttl, lease)
-redis.call('EXPIRE', inkey, keep)
-redis.call('EXPIRE', base, keep)
-redis.call('EXPIRE', nonces, keep)
-redis.call('EXPIRE', round_key(base, gen, 'val'), keep)
-redis.call('EXPIRE', round_key(base, gen, 'run'), keep)
-local n = 0
-if tonumber(redis.call('HGET', base, 'gen') or '0') == gen then
-  n = tonumber(redis.call('HGET', base, 'n') or '0')
+-- idle state): its keys live keep seconds from their last renewal, renewed
+-- once fewer than two leases are left.
+local ex, bx = tonumber(st[5] or '0') or 0, tonumber(st[6] or '0') or 0
+if not open or math.min(ex, bx) < now + 2 * lease then
+  local keep = open_expiry(ttl, lease)
+  redis.call('EXPIRE', inkey, keep)
+  redis.call('EXPIRE', base, keep)
+  redis.call('EXPIRE', round_key(base, gen, 'val'), keep)
+  redis.call('EXPIRE', round_key(base, gen, 'run'), keep)
+  -- bx is exact again (this may have shortened the hash's life, for a
+  -- party with a shorter ttl); ex only for the open round.
+  local at = now + keep * 1000
+  if open then
+    redis.call('HSET', base, 'ex', at, 'bx', at)
+  else
+    redis.call('HSET', base, 'bx', at)
+  end
 end
-local res = {'wait', redis.call('ZCARD', inkey), n}
+local res = {'wait', 0, 0}
+if open then res[2], res[3] = tonumber(st[3]), tonumber(st[2] or '0') or 0 end
 if list == '1' then
   local m = redis.call('ZRANGE', inkey, 0, -1)
   for i = 1, #m do res[#res + 1] = m[i] end
+  res[2] = #m
+elseif not open then
+  res[2] = redis.call('ZCARD', inkey)
 end
 return res

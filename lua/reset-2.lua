@@ -61,6 +61,16 @@ if n and not string.match(n, '^%d+$') then
   redis.call('HDEL', base, 'n')
   removed[#removed + 1] = base .. ' n'
 end
+-- The open round's fields arrive keeps beside n (includes/round.lua): one
+-- that is not a number (written by hand) is damage a reset repairs too.
+local extra = {'c', 'dl', 'ex', 'bx'}
+local vals = redis.call('HMGET', base, unpack(extra))
+for i, f in ipairs(extra) do
+  if vals[i] and not string.match(vals[i], '^%d+$') then
+    redis.call('HDEL', base, f)
+    removed[#removed + 1] = base .. ' ' .. f
+  end
+end
 gen = tonumber(gen or '0')
 
 local members = 0
@@ -92,9 +102,12 @@ if gen > 0 then
   else
     redis.call('EXPIRE', inkey, linger)
     redis.call('HSET', base, 'gen', gen + 1)
-    redis.call('HDEL', base, 'n', 'expect', 'reduce')
+    redis.call('HDEL', base, unpack(OPEN_FIELDS))
   end
   redis.call('EXPIRE', base, ttl)
+  -- bx said when the hash expired; now that it is sooner, the next arrival
+  -- must renew it (a round must not lose its hash to a reset's short ttl).
+  redis.call('HDEL', base, 'bx')
 elseif fresh then
   redis.call('HSET', base, 'gen', now_ms())
   redis.call('EXPIRE', base, ttl)

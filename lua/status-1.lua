@@ -22,7 +22,10 @@
 local base = KEYS[1]
 want_type(base, 'hash')
 local gen = tonumber(redis.call('HGET', base, 'gen') or '0') or 0
-local n = tonumber(redis.call('HGET', base, 'n') or '0') or 0
+-- n counts only while a round is open (c, its count, above 0).
+local st = redis.call('HMGET', base, 'n', 'c')
+local n = 0
+if (tonumber(st[2] or '0') or 0) > 0 then n = tonumber(st[1]) or 0 end
 local now = now_ms()
 local last = ''
 if gen > 1 then

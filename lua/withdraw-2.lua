@@ -4,14 +4,16 @@
 -- is broken, unless it already has an outcome.
 --
 -- The caller does not know the round (the arrival's reply is what it
--- lacks): the nonce of the failed call finds it, in the nonce hash that
--- arrive keeps. A nonce that is not there means the arrival never ran.
+-- lacks): the nonce of the failed call finds it, in the record of each
+-- party's last arrival that arrive keeps in the barrier hash. A nonce
+-- that is not there means the arrival never ran.
 --
 -- Atomic because finding the round, checking for an outcome and breaking
 -- it must not interleave with another arrival completing it.
 --
 -- KEYS[1]  barrier base key, rb:b:{NAME}
--- KEYS[2]  the barrier's nonce hash, rb:b:{NAME}:nonce
+-- KEYS[2]  the barrier's nonce key, rb:b:{NAME}:nonce (checked, not read:
+--          arrive keeps each party's last arrival in the barrier hash)
 --          (the round's keys rb:b:{NAME}:<gen>:in and :out are derived
 --          from KEYS[1]: same {NAME} tag, same slot)
 -- ARGV[1]  party id
@@ -45,10 +47,9 @@ if type(what) ~= 'string' or #what == 0 or #what > 300 or
   bad_arg(3, 'what')
 end
 local linger = int_arg(4, 'linger', 1, 1e9)
-want_type(base, 'hash')
-want_type(nonces, 'hash')
-
-local prev = redis.call('HGET', nonces, id)
+-- Since arrive reads it with the round's state, the record of an arrival
+-- is the barrier hash's field 'i:<id>' (the nonce key is no longer written).
+local prev = typed(base, 'hash', 'HGET', base, 'i:' .. id)
 local pnonce, pgen
 if prev then pnonce, pgen = string.match(prev, '^(%S+) (%d+) %d+$') end
 if not pnonce or pnonce ~= nonce then return {'none'} end

@@ -7,6 +7,26 @@ local function open_expiry(ttl, lease_ms)
   return math.max(ttl, math.ceil(2 * lease_ms / 1000) + 1)
 end
 
+-- The barrier hash's fields that belong to its open round, dropped when
+-- the barrier moves past it. c (members counted) above 0 is what says a
+-- round is open: n, expect and reduce count only then. dl is a lower bound
+-- of the open round's lease deadlines (ms), ex when its in key expires, v
+-- the round that has a value list. The hash also keeps 'i:<id>', each
+-- party's last arrival ('<nonce> <gen> <count>'), where the arrival reads
+-- it with the round's state in one HMGET.
+local OPEN_FIELDS = {'n', 'expect', 'reduce', 'c', 'dl', 'ex', 'v'}
+
+-- The barrier hash lives ttl (keep, while a round is open) past its last
+-- use. Renewing that on every arrival would cost a command each; it is
+-- renewed once it has run down by a tenth (at most a minute), and the
+-- moment it expires is kept in field bx. Returns the new bx when the
+-- caller must renew it (EXPIRE keep, once the hash exists), else nil.
+local function base_expiry(now, bx, keep)
+  local slack = math.min(60, math.floor(keep / 10))
+  if bx and bx >= now + (keep - slack) * 1000 then return nil end
+  return now + keep * 1000
+end
+
 -- Break round gen: push 'broken <reason>' (never anything else, so no
 -- caller can release waiters with 'ok' through here), let the round's keys
 -- linger, and move the barrier past the round if it is still the open one.
@@ -27,7 +47,7 @@ local function break_round(base, gen, inkey, outkey, reason, linger)
   linger_round(base, gen, inkey, outkey, linger)
   if tonumber(redis.call('HGET', base, 'gen') or '0') == gen then
     redis.call('HSET', base, 'gen', gen + 1)
-    redis.call('HDEL', base, 'n', 'expect', 'reduce')
+    redis.call('HDEL', base, unpack(OPEN_FIELDS))
   end
   return outcome
 end

@@ -93,14 +93,13 @@ refused "reset with linger abc" "$name" EVALSHA "$RESET" 2 "$b" "$b:nonce" abc 6
 # 3. Keys of the wrong type: every wait exits 1 naming the key and saying a
 #    reset repairs it, and leaves the key as it found it;
 #    reset removes them, says which, and the barrier works again.
-for victim in base in nonce out; do
+for victim in base in out; do
     name=$(fresh wrongtype); b="$(bkey "$name")"
     rb wait --name "$name" --n 2 --timeout 0.3 2>/dev/null   # gen 1 broken
     gen=$(rcli HGET "$b" gen)
     case $victim in
         base)  k=$b ;;
         in)    k="$b:$gen:in" ;;
-        nonce) k="$b:nonce" ;;
         out)   k="$b:$gen:out" ;;
     esac
     rcli DEL "$k" >/dev/null; rcli SET "$k" garbage >/dev/null
@@ -115,12 +114,41 @@ for victim in base in nonce out; do
     expect_match "... and names what it removed" "removed damaged state.*$(printf '%s' "$k" | sed 's/[{}]/\\&/g')" "$msg"
     check "... after which a round of 2 passes only with both" round_passes_only_with_all "$name" 2
 done
+# An arrival that does not end its round never reads the out key: its wait
+# finds one of another type, names it and exits 1; the arrival that would
+# end the round is refused and leaves the round as it was.
+name=$(fresh wrongout); b="$(bkey "$name")"
+rb wait --name "$name" --n 2 --timeout 0.3 2>/dev/null   # gen 1 broken
+gen=$(rcli HGET "$b" gen)
+rcli SET "$b:$gen:out" garbage >/dev/null
+err=$(rb wait --name "$name" --n 2 --id first --timeout 5 2>&1)
+expect_eq "out of the wrong type, met by a waiting party: wait exits 1" 1 $?
+expect_match "... naming the key" "key $(printf '%s' "$b:$gen:out" | sed 's/[{}]/\\&/g') holds a string" "$err"
+err=$(rb wait --name "$name" --n 2 --id second --timeout 5 2>&1)
+expect_eq "... and the arrival that would end the round exits 1 too" 1 $?
+expect_eq "... leaving one member in the round" 1 "$(rcli ZCARD "$b:$gen:in")"
+expect_eq "... and the key as it was" garbage "$(rcli GET "$b:$gen:out")"
+
+# The nonce key of the older layout is no longer read (each party's last
+# arrival is kept in the barrier hash): garbage there is left alone.
+name=$(fresh oldnonce); b="$(bkey "$name")"
+rcli SET "$b:nonce" garbage >/dev/null
+check "a string at the old nonce key: a round of 2 passes only with both" round_passes_only_with_all "$name" 2
+expect_eq "... and the key is left as it was" garbage "$(rcli GET "$b:nonce")"
 name=$(fresh badgen); b="$(bkey "$name")"
 rcli HSET "$b" gen "1; x" n 2 >/dev/null
 err=$(rb wait --name "$name" --n 1 --timeout 5 2>&1)
 expect_eq "a non-numeric gen field: wait exits 1" 1 $?
 expect_match "... saying the state is damaged" "damaged barrier state" "$err"
 expect_match "reset names the field" "rb:b:\{$name\} gen" "$(rb reset --name "$name")"
+check "... after which a round of 2 passes" round_passes_only_with_all "$name" 2
+name=$(fresh badcount); b="$(bkey "$name")"
+rb wait --name "$name" --n 2 --timeout 0.3 2>/dev/null
+rcli HSET "$b" c "2x" >/dev/null
+err=$(rb wait --name "$name" --n 1 --timeout 5 2>&1)
+expect_eq "a non-numeric count field: wait exits 1" 1 $?
+expect_match "... saying the state is damaged" "damaged barrier state" "$err"
+expect_match "reset names the field" "rb:b:\{$name\} c" "$(rb reset --name "$name")"
 check "... after which a round of 2 passes" round_passes_only_with_all "$name" 2
 
 # 4. --ttl is for idle state: a round open three times longer than --ttl

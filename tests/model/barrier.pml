@@ -20,7 +20,7 @@
  *   TERM     check termination (an LTL claim, run with pan -a -f)
  * Seeded bugs (make model-mutants): MUT_RELEASE_N1, MUT_RETRY_TWICE,
  *   MUT_HB_NO_LEASE, MUT_RESET_ONCE, MUT_CLAIM_NO_CHECK, MUT_NO_WITHDRAW,
- *   MUT_RELEASE_NO_CHECK.
+ *   MUT_RELEASE_NO_CHECK, MUT_DL_SKIP, MUT_DL_NO_LOWER, MUT_HB_RAISES_DL.
  */
 
 #ifndef N
@@ -96,7 +96,10 @@
 #endif
 /* the environment kills the party (SIGKILL, a lost machine): its lease
  * deadline will pass, and nothing else of it happens */
-#define CRASH atomic { CRASH_OK && crashes > 0 -> crashes--; expd = expd | B(p) }
+#define CRASH atomic { CRASH_OK && crashes > 0 -> crashes--; EXPIRE(p) }
+/* p's lease deadline passes; dl, never later than a covered member's
+ * deadline, has passed then too */
+#define EXPIRE(p) expd = expd | B(p); dlx = dlx | ((cov >> (p)) & 1)
 #ifndef CMD_SLICES
 #define CMD_SLICES 2
 #endif
@@ -109,6 +112,12 @@ byte out[NR];        /* head of rb:b:{NAME}:<gen>:out */
 byte runner[NR];        /* rb:b:{NAME}:<gen>:run: runner id + 1 */
 bit claimed[NR];     /* the runner has claimed the --once run */
 byte expd;           /* members whose lease deadline has passed */
+/* rb:b:{NAME} dl, the earliest lease deadline the open round can hold,
+ * which lets an arrival or a heartbeat skip reading the members: cov holds
+ * the parties whose deadline is not before dl (every member of the open
+ * round, when the scripts keep dl right), dlx says dl has passed */
+byte cov;
+bit dlx;
 byte ncall[N];       /* rb:b:{NAME}:nonce: id -> (nonce, gen, count) */
 byte ngen[N];
 byte ncnt[N];
@@ -171,6 +180,13 @@ inline brk(r)
 	fi
 }
 
+/* dl has passed: the arrival reads the round's earliest members */
+#ifdef MUT_DL_SKIP
+#define DL_PASSED false
+#else
+#define DL_PASSED dlx
+#endif
+
 /* arrive-2.lua: sets g and kind. */
 inline arrive()
 {
@@ -188,14 +204,31 @@ inline arrive()
 #endif
 		:: else ->
 			g = gen;
-			/* a member whose lease ran out: break, join a fresh round */
 			if
-			:: (in[g] & expd & ~B(p)) != 0 -> brk(g); g = gen
-			:: else
+			:: in[g] != 0 && DL_PASSED ->
+				/* a member whose lease ran out: break, join a
+				 * fresh round; else dl is set to the earliest
+				 * member's deadline */
+				if
+				:: (in[g] & expd & ~B(p)) != 0 -> brk(g); g = gen
+				:: else -> cov = in[g]; dlx = 0
+				fi
+			:: else     /* no round open, or no lease can have run out */
 			fi;
+			/* an arrival never joins a round one of whose members
+			 * let its lease run out */
+			assert((in[g] & expd & ~B(p)) == 0);
 			/* at most once: one call is counted in one round only */
 			assert(rec[p] == 0 || rec[p] == g);
 			rec[p] = g;
+			if
+			:: in[g] == 0 -> cov = B(p); dlx = 0   /* dl := its deadline */
+#ifdef MUT_DL_NO_LOWER
+			:: in[g] != 0 -> if :: cov = cov | B(p) :: skip fi
+#else
+			:: in[g] != 0 -> cov = cov | B(p)      /* dl := min(dl, its) */
+#endif
+			fi;
 			in[g] = in[g] | B(p);
 			expd = expd & ~B(p);
 			ncall[p] = cur[p];
@@ -224,9 +257,24 @@ inline heartbeat()
 			expd = expd & ~B(p);
 #ifndef MUT_HB_NO_LEASE
 			if
-			:: (in[g] & expd) != 0 -> brk(g); hres = BRK
-			:: else -> hres = NONE
+			:: g == gen && !dlx -> hres = NONE  /* none can have run out */
+			:: else ->
+				if
+				:: (in[g] & expd) != 0 -> brk(g); hres = BRK
+				:: else ->
+					if
+					:: g == gen -> cov = in[g]; dlx = 0  /* dl := the earliest */
+					:: else
+					fi;
+					hres = NONE
+				fi
+			fi;
+#ifdef MUT_HB_RAISES_DL
+			if
+			:: hres == NONE && g == gen -> cov = B(p); dlx = 0  /* dl := its own */
+			:: else
 			fi
+#endif
 #else
 			hres = NONE
 #endif
@@ -429,7 +477,10 @@ proctype Env()
 		atomic {
 			stalls--;
 			select(p : 0 .. N - 1);
-			expd = expd | B(p)
+			if
+			:: EXPIRE(p)
+			:: dlx = 1  /* dl passes, its member having renewed since */
+			fi
 		}
 	:: resets > 0 ->
 		atomic {

@@ -47,6 +47,9 @@ reset-misses-once-round        barrier safety -DMUT_RESET_ONCE -DN=2 -DONCE=3 -D
 once-claim-ignores-outcome     barrier safety -DMUT_CLAIM_NO_CHECK -DN=2 -DONCE=3 -DSIGNALS=1 -DCRASHES=0 -DLOSSES=0
 failed-arrival-not-withdrawn   barrier safety -DMUT_NO_WITHDRAW -DN=2 -DLOSSES=1 -DSIGNALS=1 -DCRASHES=0
 release-after-outcome          barrier safety -DMUT_RELEASE_NO_CHECK -DN=2 -DONCE=3 -DSIGNALS=1 -DCRASHES=0 -DLOSSES=0
+earliest-deadline-skips-scan   barrier safety -DMUT_DL_SKIP -DN=2 -DCRASHES=1 -DLOSSES=0 -DSIGNALS=0 -DEARLY_CRASH
+earliest-deadline-not-lowered  barrier safety -DMUT_DL_NO_LOWER -DN=3 -DCRASHES=1 -DLOSSES=0 -DSIGNALS=0 -DEARLY_CRASH
+heartbeat-raises-earliest      barrier safety -DMUT_HB_RAISES_DL -DN=3 -DCRASHES=1 -DLOSSES=0 -DSIGNALS=0 -DEARLY_CRASH
 '
 if [ -f "$here/job.pml" ]; then
 	configs="$configs

@@ -342,6 +342,13 @@ static void test_barrier_lease_and_slices(void **state)
     assert_true(last);
     assert_int_equal(rb_barrier__next_slice(1000, 250, &last), 250);
     assert_true(last);
+    /* A slice ends when the next renewal is due, however late the last
+     * one was answered; one that is already due still blocks (0 would
+     * block forever). */
+    assert_int_equal(rb_barrier__beat_in(10000, 7000), 3000);
+    assert_int_equal(rb_barrier__beat_in(10000, 9990), 10);
+    assert_int_equal(rb_barrier__beat_in(10000, 10000), 1);
+    assert_int_equal(rb_barrier__beat_in(10000, 12000), 1);
     assert_int_equal(rb_barrier__linger_s(86400), 300);
     assert_int_equal(rb_barrier__linger_s(5), 5);
 }
