@@ -19,7 +19,10 @@
 #
 #   INDEX   this worker's index, 0..COUNT-1 (its member id)
 #   COUNT   how many workers take part
-#   DIR     where checkpoints go (shared by all workers, e.g. an NFS mount)
+#   DIR     where checkpoints go (shared by all workers, e.g. an NFS mount).
+#           A run that finds checkpoints of its RUN there resumes after
+#           the last round all workers saved, a fresh start too: a new
+#           RUN name (or an empty DIR) starts from round 1
 #   ROUNDS  work-then-checkpoint rounds (default 3)
 #
 # environment:
