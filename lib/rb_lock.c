@@ -14,10 +14,12 @@
  * about a tick of its lease, whatever the waiters' own leases.
  *
  * The holder keeps its own clock: its lease runs from the sending of the
- * last renewal that succeeded (for a fresh holder, of the acquire call
- * that preceded the grant), which is never later than the server's
- * count, so a holder that cannot renew knows it has lost the slot before
- * any waiter can be granted it.
+ * last call that answered it holds (a renewal, or the acquire call that
+ * was granted or found the grant: every 'held' reply renews the lease on
+ * the server), or, for a grant popped from the wake list, of the acquire
+ * call before that slice (the grant ran after it). The server's count
+ * starts after that sending in every case, so a holder that cannot renew
+ * knows it has lost the slot before any waiter can be granted it.
  */
 #include "fmacros.h"
 

@@ -137,3 +137,38 @@ check "... without running its command" test ! -e "$T/$name.w-ran"
 # not run.)
 expect_match "... saying it was granted too late" "granted, but|place is gone" "$(err_of "$name.w")"
 expect_eq "... and the slot is free again" "0 0" "$(holding "$name") $(queued "$name")"
+
+# ---- a grant found by the next acquire call renews the lease ----------------
+# A waiter whose slice ended just before its grant learns of it from its
+# next acquire call ('held'), and counts its lease from the sending of that
+# call. Stopped until its slice has ended on the server, granted, and let
+# run again once less than 2 s of the grant's lease is left: unless that
+# 'held' renewed the lease, the server expires it while its command runs,
+# and z (a short lease, renewing every 100 ms) is granted the slot and runs
+# alongside.
+_blocked_is() { [ "$(rcli INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p')" = "$1" ]; }
+name=$(fresh hr)
+spawn "$name.h" $RBARRIER lock --name "$name" --id h --lease 30 -- sh -c "while [ ! -e '$T/$name.go' ]; do sleep 0.02; done"
+wait_until 20 _holding_is "$name" 1 || not_ok "held renews: h holds"
+spawn "$name.w" $RBARRIER lock --name "$name" --id w --lease 9 --timeout 60 -- \
+    sh -c "echo \$\$ > '$T/$name.wpid'; exec sleep 4"
+wait_until 20 _queued_is "$name" 1 || not_ok "held renews: w waits"
+wait_until 20 _blocked_is 1 || not_ok "held renews: w blocks on its wake list"
+kill -STOP "$(pid_of "$name.w")"
+wait_until 20 _blocked_is 0 || not_ok "held renews: w's slice ended on the server"
+spawn "$name.z" $RBARRIER lock --name "$name" --id z --lease 0.3 --timeout 60 -- \
+    sh -c "if kill -0 \$(cat '$T/$name.wpid') 2>/dev/null; then echo overlap; else echo alone; fi > '$T/$name.zres'"
+wait_until 20 _queued_is "$name" 2 || not_ok "held renews: z waits behind w"
+touch "$T/$name.go"
+await "$name.h" 20
+_w_left_lt() { rb status --name "$name" --json | python3 -c '
+import json, sys
+h = json.load(sys.stdin)["lock"]["holders"]
+sys.exit(0 if h and h[0]["id"] == "w" and 0 < h[0]["lease_left_ms"] < '"$1"' else 1)'; }
+wait_until 20 _w_left_lt 2000 || not_ok "held renews: w granted, less than 2 s of its lease left"
+kill -CONT "$(pid_of "$name.w")"
+await "$name.w" 30
+await "$name.z" 30
+expect_eq "a grant found by the next acquire call: the waiter runs its command" 0 "$(code_of "$name.w")"
+expect_eq "... and z's command never runs while w's does" alone "$(cat "$T/$name.zres" 2>/dev/null)"
+expect_eq "... z runs after it" 0 "$(code_of "$name.z")"
