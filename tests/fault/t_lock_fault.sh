@@ -139,6 +139,34 @@ check "... without running its command" test ! -e "$T/$name.w-ran"
 expect_match "... saying it was granted too late" "granted, but" "$(err_of "$name.w")"
 expect_eq "... and the slot is free again" "0 0" "$(holding "$name") $(queued "$name")"
 
+# ---- a grant read late, still honoured by the server, is taken --------------
+# The waiter's clock starts at the acquire call before its slice, up to a
+# slice (lease/3) before the grant: by that clock the lease may be over
+# while the server still counts it. Stopped 5 to 6 s into a 10 s slice,
+# granted, and let run again with less than 4 s of the grant's lease left
+# on the server (so over by its own clock): it asks the server, holds with
+# a lease renewed from that call, and runs its command.
+name=$(fresh lh)
+spawn "$name.h" $RBARRIER lock --name "$name" --id h --lease 60 -- sh -c "while [ ! -e '$T/$name.go' ]; do sleep 0.02; done"
+wait_until 20 _holding_is "$name" 1 || not_ok "late grant honoured: the holder holds"
+spawn "$name.w" $RBARRIER lock --name "$name" --id w --lease 30 --timeout 120 -- \
+    sh -c "echo \$RBARRIER_LOCK_TOKEN > '$T/$name.wtok'; while [ ! -e '$T/$name.done' ]; do sleep 0.02; done"
+wait_until 20 _queued_is "$name" 1 || not_ok "late grant honoured: w waits"
+wait_until 40 _blocked_idle_in 5 6 || not_ok "late grant honoured: w is 5 to 6 s into a slice"
+kill -STOP "$(pid_of "$name.w")"
+touch "$T/$name.go"
+await "$name.h" 20
+wait_until 40 _w_holds_left 0 4000 || not_ok "late grant honoured: granted to w, less than 4 s left"
+kill -CONT "$(pid_of "$name.w")"
+wait_until 20 test -s "$T/$name.wtok"
+check "a grant read late but still counted by the server: the command runs" test -s "$T/$name.wtok"
+check "... the server counts a renewed lease (more than 15 s of 30 s left)" _w_holds_left 15000 1e12
+expect_eq "... with the grant's token" "$(rcli GET "$(lkey "$name" token)")" "$(cat "$T/$name.wtok" 2>/dev/null)"
+touch "$T/$name.done"
+await "$name.w" 20
+expect_eq "... and it exits 0" 0 "$(code_of "$name.w")"
+expect_eq "... leaving the slot free" "0 0" "$(holding "$name") $(queued "$name")"
+
 # ---- a grant found by the next acquire call renews the lease ----------------
 # A waiter whose slice ended just before its grant learns of it from its
 # next acquire call ('held'), and counts its lease from the sending of that
