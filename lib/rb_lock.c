@@ -8,16 +8,23 @@
  * waiter's lease. The grant pushes the acquire's nonce and the fencing
  * token onto the grantee's list, so a release wakes exactly the waiter it
  * admits, nobody polls, and the pop alone tells the waiter it holds: a
- * hand-off costs the release and one wake-up, no call after it. A slice
- * ends at a third of the lease, or just after the holders' earliest lease
- * deadline, whichever is sooner: a dead holder's slot is granted within
- * about a tick of its lease, whatever the waiters' own leases.
+ * hand-off of a short hold, its grant read promptly, costs the release and
+ * one wake-up, no call after it. The first renewal is due a third of a
+ * lease after the acquire call before the slice, which may be at once, so
+ * a longer hold pays it soon; a grant read with less than a third of the
+ * lease left by that count is confirmed by a renewal before it is used.
+ * A slice ends at a third of the lease, or just after the holders'
+ * earliest lease deadline, whichever is sooner: a dead holder's slot is
+ * granted within about a tick of its lease, whatever the waiters' own
+ * leases.
  *
  * The holder keeps its own clock: its lease runs from the sending of the
- * last renewal that succeeded (for a fresh holder, of the acquire call
- * that preceded the grant), which is never later than the server's
- * count, so a holder that cannot renew knows it has lost the slot before
- * any waiter can be granted it.
+ * last call that answered it holds (a renewal, or the acquire call that
+ * was granted or found the grant: every 'held' reply renews the lease on
+ * the server), or, for a grant popped from the wake list, of the acquire
+ * call before that slice (the grant ran after it). The server's count
+ * starts after that sending in every case, so a holder that cannot renew
+ * knows it has lost the slot before any waiter can be granted it.
  */
 #include "fmacros.h"
 
@@ -190,6 +197,45 @@ static int leave(rb_lock *l, int code)
 
 /* ---- waiting ---- */
 
+/* A grant read late: one renewal says whether the server still honours it
+ * (and renews it from its sending), or whether it is lost. Anything short
+ * of a 'held' reply gives the slot back: released, not left to expire,
+ * as the server may still count the lease and the next waiter should not
+ * wait it out. */
+static int confirm_grant(rb_lock *l, rb_error *err)
+{
+    long long sent = rb_now_ms();
+    rb_call call = {
+        .deadline = rb_deadline__within(sent, RB_LOCK_LEAVE_MS),
+        .cancellable = 1,
+    };
+    rb_lock_reply lr;
+    int rc;
+
+    rc = run_renew(l, &call, &lr, err);
+    if (rc == RB_OK && lr.kind == RB_LOCK_HELD) {
+        l->renewed_at = sent;
+        return RB_OK;
+    }
+    l->held = 0;
+    if (rc == RB_OK)
+        return leave(l, rb_error__set(err, RB_EBROKEN, "lock %s: granted, "
+                                      "but its lease ran out before the "
+                                      "grant was read", l->name));
+    if (rc == RB_ECANCELED)
+        return leave(l, rc);
+    /* Not confirmed is not held: whatever the server still counts, this
+     * process cannot know it before the lease may have run out. */
+    {
+        char why[sizeof(err->msg)];
+
+        snprintf(why, sizeof(why), "%s", err->msg);
+        return leave(l, rb_error__set(err, RB_EBROKEN, "lock %s: granted, "
+                                      "read late, and not confirmed (%s)",
+                                      l->name, why));
+    }
+}
+
 /* One blocking slice on the wake list, after the acquire call sent at
  * `acquired_at`. Returns 1 with *rc when the wait ended (granted: RB_OK
  * and l->token; or an error), 0 to go on. */
@@ -243,22 +289,23 @@ static int block_slice(rb_lock *l, long long slice_ms, const rb_deadline *own,
     /* Granted: the element is the grant itself, so no call confirms it.
      * A reset deletes a holder's wake list, so a grant still there when
      * popped was not yet revoked (a later reset is found by the renewals,
-     * as for any holder). What is left is a grant read too late: its
-     * lease ran from the grant on the server, which came after the
-     * sending of the acquire call that queued or renewed this waiter, so
-     * counting from that sending is never later than the server. */
-    if (rb_now_ms() >= acquired_at + l->lease_ms) {
-        /* Released, not left to expire: the server may still count the
-         * lease, and the next waiter should not wait it out. */
-        *rc = leave(l, rb_error__set(err, RB_EBROKEN, "lock %s: granted, "
-                                     "but its lease ran out before the "
-                                     "grant was read", l->name));
-        return 1;
-    }
+     * as for any holder). What is left is a grant read late: its lease
+     * ran from the grant on the server, which came after the sending of
+     * the acquire call that queued or renewed this waiter, so counting
+     * from that sending is never later than the server. */
     l->token = token;
     l->renewed_at = acquired_at;
     l->held = 1;
-    *rc = RB_OK;
+    if (rb_now_ms() < acquired_at + l->lease_ms - l->lease_ms / 3) {
+        *rc = RB_OK;
+        return 1;
+    }
+    /* Read late by this clock, which may have started up to a slice
+     * before the grant: the server may still count much of the lease
+     * when this count is over or nearly, and a command started on a few
+     * ms of it would be stopped by its first renewal, which gives up once
+     * this count has run out. The server's own answer decides. */
+    *rc = confirm_grant(l, err);
     return 1;
 }
 

@@ -22,7 +22,8 @@
 -- Returns one of
 --   {'held', token}           the caller holds a slot (granted now, or
 --                             earlier and not yet seen: a woken waiter or
---                             a resent call)
+--                             a resent call); either way its lease runs
+--                             lease ms from now
 --   {'wait', next_ms}         queued; block on the caller's wake list
 --                             rb:l:{NAME}:wake:<id> (BLMOVE wake wake
 --                             LEFT LEFT: the element stays) for at most
@@ -70,6 +71,12 @@ lock_expire(base, now)
 local had, _, token = lock_entry(base, id)
 if had and had ~= nonce then return {'busy'} end
 if had and redis.call('ZSCORE', holders, id) then
+  -- Granted earlier (a grant read late, or not read: a slice ended or
+  -- failed just before it, a stale element was dropped). The caller counts
+  -- its lease from the sending of this call; left at the grant's deadline,
+  -- the server would expire it sooner and grant its slot to another while
+  -- the caller still believes it holds.
+  redis.call('ZADD', holders, now + lease, id)
   redis.call('DEL', lock_key(base, 'wake:' .. id))
   return {'held', token}
 end

@@ -498,11 +498,13 @@ long long rb_lock_token(const rb_lock *l);
 long long rb_lock_renew_in_ms(const rb_lock *l);
 
 /* Milliseconds left of the lease by this process' clock, counted from the
- * sending of the last renewal that succeeded, or for a fresh grant of the
- * acquire call that preceded it (so never later than the server's own
- * count: a waiter granted late in a blocking slice starts with less than
- * a lease, and its first renewal may be due at once); <= 0: the slot must
- * be presumed lost. */
+ * sending of the last call that answered the slot is held: a renewal, the
+ * acquire call that was granted or found the grant, or for a grant read
+ * from the wake list the acquire call before that wait. The server counts
+ * the lease from a moment after that sending (the call running, or a grant
+ * made later while this process waited), so this count never ends later
+ * than the server's (clock rates aside). <= 0: the slot must be presumed
+ * lost. */
 long long rb_lock_lease_left_ms(const rb_lock *l);
 
 /* Renew the lease; resent after a dropped connection until the lease, by
