@@ -1,0 +1,44 @@
+# State a barrier no longer agrees with never passes a round: an open round
+# whose keys outlive the barrier hash, a lease renewed shorter than the
+# earliest deadline the hash keeps (dl), a party of the previous build on
+# the same name. On a private server, as the scripts are called directly.
+. "$RB_TESTS_DIR/lib.sh"
+
+root=$(cd "$RB_TESTS_DIR/.." && pwd)
+start_redis stale || { not_ok "start a private redis-server"; exit 1; }
+sock=$REDIS_SOCK stale_pid=$REDIS_PID
+pcli() { redis-cli -s "$sock" "$@"; }
+sha_of() { sh "$root/tools/embed-lua.sh" --expand "$root/lua/$1" | pcli -x SCRIPT LOAD; }
+ARRIVE=$(sha_of arrive-2.lua)
+BEAT=$(sha_of heartbeat-4.lua)
+server_ms() { pcli TIME | tr '\n' ' ' | awk '{ printf "%.0f\n", $1 * 1000 + int($2 / 1000) }'; }
+server_past() { [ "$(server_ms)" -gt "$1" ]; }
+gone() { [ "$(pcli EXISTS "$1")" = 0 ]; }
+
+# 1. A run killed in its round 2 leaves the round's in key, which expires
+#    after the barrier hash (the hash's expiry is renewed only once it ran
+#    down by a tenth). The next run of the name must not pass a round
+#    with the dead parties' members in it.
+name=$(fresh stale); b=$(bkey "$name")
+# arrive ID NONCE: n=3, lease 1 s, ttl 20 s (keep 20 s, slack 2 s), linger 1 s
+arrive() { pcli EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" "$1" "$2" 3 1000 20 1 0 '' '' ''; }
+t0=$(server_ms)
+arrive w0 a1 >/dev/null; arrive w1 b1 >/dev/null
+expect_eq "round 1 passes with 3" done "$(arrive w2 c1 | head -1)"
+check "(1.5 s later on the server clock)" wait_until 5 server_past $((t0 + 1500))
+g=$(pcli HGET "$b" gen)
+arrive w0 a2 >/dev/null; arrive w1 b2 >/dev/null   # then all killed -9
+check "the barrier hash expires" wait_until 30 gone "$b"
+expect_eq "... before round $g's in key, which holds the dead w0, w1" 2 "$(pcli ZCARD "$b:$g:in")"
+arrive w0 a3 >/dev/null; arrive w1 b3 >/dev/null
+expect_eq "the next run's first round passes" done "$(arrive w2 c3 | head -1)"
+g2=$(pcli HGET "$b" gen)
+arrive w2 c4 >/dev/null
+r=$(arrive w0 a4 | head -1)
+check "its next round does not pass with w2 and w0 alone (got: $r)" [ "$r" != done ]
+o=$(pcli LINDEX "$b:$g2:out" 0)
+check "... and nobody is released on it (outcome: '$o')" [ "$o" != ok ]
+r=$(arrive w1 b4 | head -1)
+check "... not even once w1 arrives again (got: $r)" [ "$r" != done ]
+expect_eq "... nor on a retry of w0's arrival" wait "$(arrive w0 a4 | head -1)"
+stop_redis "$stale_pid"
