@@ -111,6 +111,10 @@ if not open or not dl or dl < now then
                                'lease of ' .. first[1] .. ' expired', linger)}
   end
   if open and first[2] then redis.call('HSET', base, 'dl', first[2]) end
+elseif now + lease < dl then
+  -- dl bounds every member's deadline only if no renewal ends before it:
+  -- a shorter lease under the same id, or a server clock stepped back.
+  redis.call('HSET', base, 'dl', now + lease)
 end
 
 -- While anyone waits, nothing of the open round may expire (--ttl is for

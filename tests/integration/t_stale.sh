@@ -41,4 +41,21 @@ check "... and nobody is released on it (outcome: '$o')" [ "$o" != ok ]
 r=$(arrive w1 b4 | head -1)
 check "... not even once w1 arrives again (got: $r)" [ "$r" != done ]
 expect_eq "... nor on a retry of w0's arrival" wait "$(arrive w0 a4 | head -1)"
+# 2. A heartbeat whose renewal ends before the earliest deadline the hash
+#    keeps (dl: two copies of one id with different --lease values, or the
+#    server clock stepped back) lowers dl, or the next arrival would skip
+#    the scan and count a party whose lease ran out.
+name=$(fresh short); b=$(bkey "$name")
+# arrive ID NONCE LEASE_MS: n=3; beat ID LEASE_MS on round g
+arrive() { pcli EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" "$1" "$2" 3 "$3" 600 300 0 '' '' ''; }
+beat() { pcli EVALSHA "$BEAT" 4 "$b" "$b:$g:in" "$b:$g:out" "$b:nonce" "$g" "$1" "$2" 300 600; }
+arrive A a1 60000 >/dev/null; arrive B b1 60000 >/dev/null
+g=$(pcli HGET "$b" gen)
+expect_eq "B renews with a 300 ms lease" wait "$(beat B 300 | head -1)"
+s=$(pcli ZSCORE "$b:$g:in" B)
+check "B's lease runs out on the server clock" wait_until 5 server_past "$s"
+r=$(arrive C c1 60000 | head -1)
+check "C's arrival does not complete the round with B dead (got: $r)" [ "$r" != done ]
+expect_match "... it breaks it" "^broken lease of B expired" "$(pcli LINDEX "$b:$g:out" 0)"
+
 stop_redis "$stale_pid"

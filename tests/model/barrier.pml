@@ -20,7 +20,8 @@
  *   TERM     check termination (an LTL claim, run with pan -a -f)
  * Seeded bugs (make model-mutants): MUT_RELEASE_N1, MUT_RETRY_TWICE,
  *   MUT_HB_NO_LEASE, MUT_RESET_ONCE, MUT_CLAIM_NO_CHECK, MUT_NO_WITHDRAW,
- *   MUT_RELEASE_NO_CHECK, MUT_DL_SKIP, MUT_DL_NO_LOWER, MUT_HB_RAISES_DL.
+ *   MUT_RELEASE_NO_CHECK, MUT_DL_SKIP, MUT_DL_NO_LOWER, MUT_HB_RAISES_DL,
+ *   MUT_HB_NO_LOWER_DL.
  */
 
 #ifndef N
@@ -257,7 +258,19 @@ inline heartbeat()
 			expd = expd & ~B(p);
 #ifndef MUT_HB_NO_LEASE
 			if
-			:: g == gen && !dlx -> hres = NONE  /* none can have run out */
+			:: g == gen && !dlx ->
+				/* none can have run out. The renewal may end before dl
+				 * (a shorter lease under the same id, a server clock
+				 * stepped back): dl is then lowered to it. */
+				if
+				:: skip  /* it ends at or after dl */
+#ifdef MUT_HB_NO_LOWER_DL
+				:: cov = cov & ~B(p)  /* ends before dl, left as it was */
+#else
+				:: cov = cov | B(p)   /* ends before dl: dl := its deadline */
+#endif
+				fi;
+				hres = NONE
 			:: else ->
 				if
 				:: (in[g] & expd) != 0 -> brk(g); hres = BRK
