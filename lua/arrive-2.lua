@@ -8,8 +8,10 @@
 --          The round's keys (rb:b:{NAME}:<gen>:in, :out, :val, :run) are
 --          derived from it, as the caller cannot know gen before this
 --          script reads it.
--- KEYS[2]  the barrier's nonce key, rb:b:{NAME}:nonce (checked, not
---          read: each party's last arrival is kept in the barrier hash)
+-- KEYS[2]  the barrier's nonce key, rb:b:{NAME}:nonce: never read (each
+--          party's last arrival is kept in the barrier hash); set to a
+--          string with the hash's expiry, which the previous build's
+--          scripts refuse (see mark_nonces in includes/round.lua)
 -- KEYS[3]  optional, inside a job (the base key is then
 --          rb:b:{JOB}:<epoch>:<att>:NAME): the job attempt's out list,
 --          rb:j:{JOB}:<epoch>:<att>:out. When it holds 'broken <reason>'
@@ -239,7 +241,7 @@ if members and members ~= count then
   local bx = base_expiry(now, tonumber(state[7] or ''), keep)
   if bx then h[#h + 1] = 'bx'; h[#h + 1] = bx end
   redis.call('HSET', base, unpack(h))
-  if bx then redis.call('EXPIRE', base, keep) end
+  if bx then redis.call('EXPIRE', base, keep); mark_nonces(nonces, keep) end
   return {'wait', gen, lost, n, math.max(lost - 1, 0), dup and 1 or 0}
 end
 dup = dup and 1 or 0
@@ -278,7 +280,7 @@ if complete then
   h[#h + 1] = 'gen'; h[#h + 1] = gen + 1
   h[#h + 1] = 'c'; h[#h + 1] = 0
   redis.call('HSET', base, unpack(h))
-  if bx then redis.call('EXPIRE', base, keep) end
+  if bx then redis.call('EXPIRE', base, keep); mark_nonces(nonces, keep) end
   if once then
     redis.call('SET', runkey, id, 'EX', keep)
     redis.call('EXPIRE', inkey, keep)
@@ -304,5 +306,5 @@ if not open_n then
 end
 redis.call('HSET', base, unpack(h))
 -- After the HSET: on a barrier's first arrival the hash did not exist.
-if bx then redis.call('EXPIRE', base, keep) end
+if bx then redis.call('EXPIRE', base, keep); mark_nonces(nonces, keep) end
 return {'wait', gen, count, n, index, dup}

@@ -58,4 +58,42 @@ r=$(arrive C c1 60000 | head -1)
 check "C's arrival does not complete the round with B dead (got: $r)" [ "$r" != done ]
 expect_match "... it breaks it" "^broken lease of B expired" "$(pcli LINDEX "$b:$g:out" 0)"
 
+# 3. A party of the previous build (its scripts keep each party's last
+#    arrival in a hash at rb:b:{NAME}:nonce, and update neither c nor dl)
+#    is refused on a name this build's parties use, naming the key; and a
+#    name it used first is not passed with its dead member.
+old=$RB_TEST_TMP/previous
+if mkdir -p "$old" && git -C "$root" archive 3ecf01f lua tools 2>/dev/null | tar -x -C "$old" 2>/dev/null; then
+    OLD_ARRIVE=$(sh "$old/tools/embed-lua.sh" --expand "$old/lua/arrive-2.lua" | pcli -x SCRIPT LOAD)
+    OLD_BEAT=$(sh "$old/tools/embed-lua.sh" --expand "$old/lua/heartbeat-4.lua" | pcli -x SCRIPT LOAD)
+    name=$(fresh mixed); b=$(bkey "$name")
+    # arrive SHA ID NONCE LEASE_MS: n=3
+    arrive() { pcli EVALSHA "$1" 2 "$b" "$b:nonce" "$2" "$3" 3 "$4" 600 300 0 '' '' '' 2>&1; }
+    arrive "$ARRIVE" A a1 60000 >/dev/null
+    r=$(arrive "$OLD_ARRIVE" B b1 200)
+    expect_match "an arrival of the previous build is refused, naming the key" \
+        "WRONGTYPE $(printf '%s' "$b:nonce" | sed 's/[{}]/\\&/g') holds a string" "$r"
+    g=$(pcli HGET "$b" gen)
+    expect_eq "... and is not in the round" "" "$(pcli ZSCORE "$b:$g:in" B)"
+    arrive "$ARRIVE" C c1 60000 >/dev/null
+    expect_eq "the round of 3 then passes only with a third party" done "$(arrive "$ARRIVE" D d1 60000 | head -1)"
+
+    name=$(fresh oldfirst); b=$(bkey "$name")
+    arrive "$OLD_ARRIVE" B b1 200 >/dev/null   # first, then killed
+    g=$(pcli HGET "$b" gen)
+    arrive "$ARRIVE" A a1 60000 >/dev/null
+    r=$(pcli EVALSHA "$OLD_BEAT" 4 "$b" "$b:$g:in" "$b:$g:out" "$b:nonce" "$g" B 200 300 600 2>&1)
+    expect_match "a name the previous build used first: its heartbeat is refused once this build arrived" \
+        "WRONGTYPE .* holds a string" "$r"
+    s=$(pcli ZSCORE "$b:$g:in" B)
+    check "B's lease runs out on the server clock" wait_until 5 server_past "$s"
+    arrive "$ARRIVE" C c1 60000 >/dev/null
+    r=$(arrive "$ARRIVE" D d1 60000 | head -1)
+    check "... and a round of 3 does not pass with B dead in it (got: $r)" [ "$r" != done ]
+    o=$(pcli LINDEX "$b:$g:out" 0)
+    check "... nobody is released on it (outcome: '$o')" [ "$o" != ok ]
+else
+    skip "the previous build's scripts (commit 3ecf01f) are not in this checkout"
+fi
+
 stop_redis "$stale_pid"
