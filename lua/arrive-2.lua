@@ -8,8 +8,10 @@
 --          The round's keys (rb:b:{NAME}:<gen>:in, :out, :val, :run) are
 --          derived from it, as the caller cannot know gen before this
 --          script reads it.
--- KEYS[2]  the barrier's nonce key, rb:b:{NAME}:nonce (checked, not
---          read: each party's last arrival is kept in the barrier hash)
+-- KEYS[2]  the barrier's nonce key, rb:b:{NAME}:nonce: never read (each
+--          party's last arrival is kept in the barrier hash); set to a
+--          string with the hash's expiry, which the previous build's
+--          scripts refuse (see mark_nonces in includes/round.lua)
 -- KEYS[3]  optional, inside a job (the base key is then
 --          rb:b:{JOB}:<epoch>:<att>:NAME): the job attempt's out list,
 --          rb:j:{JOB}:<epoch>:<att>:out. When it holds 'broken <reason>'
@@ -208,20 +210,39 @@ if value then want_type(valkey, 'list') end
 if once and counted + 1 >= n then want_type(runkey, 'string') end
 local dup = typed(inkey, 'zset', 'ZADD', inkey, deadline, id) == 0
 local count, index
+-- The in key must agree with c wherever it is read: members c does not
+-- count were left by a run the barrier no longer knows (its hash expired
+-- or was deleted before the round's in key, whose dead members would
+-- otherwise count), or written by hand. Such a round is broken as lost,
+-- never passed.
+local members
 if dup then
   -- Same member, same place: keep the first arrival's count and index.
-  count = redis.call('ZCARD', inkey)
+  members = redis.call('ZCARD', inkey)
+  count = counted
   index = count - 1
   if pgen == gen and pcount then index = pcount - 1 end
 else
   count = counted + 1
   index = count - 1
-  if count >= n then
-    -- The count kept in the hash decides nothing alone: the round's
-    -- members do (a hand-edited in key must not pass a round).
-    count = redis.call('ZCARD', inkey)
-    index = count - 1
-  end
+  if count >= n then members = redis.call('ZCARD', inkey) end
+end
+if members and members ~= count then
+  want_type(outkey, 'list')
+  break_round(base, gen, inkey, outkey, 'state of round ' .. gen ..
+              ' lost: its members are not the ' .. count ..
+              ' the barrier counted', linger)
+  -- Kept as this arrival's answer (a count below n: a retry waits on the
+  -- broken round too, never takes it for passed). A hash that was gone
+  -- is recreated past the round, with its expiry.
+  local lost = math.min(count, n - 1)
+  local h = {slot, nonce .. ' ' .. gen .. ' ' .. lost}
+  if not state[1] then h[#h + 1] = 'gen'; h[#h + 1] = gen + 1 end
+  local bx = base_expiry(now, tonumber(state[7] or ''), keep)
+  if bx then h[#h + 1] = 'bx'; h[#h + 1] = bx end
+  redis.call('HSET', base, unpack(h))
+  if bx then redis.call('EXPIRE', base, keep); mark_nonces(nonces, keep) end
+  return {'wait', gen, lost, n, math.max(lost - 1, 0), dup and 1 or 0}
 end
 dup = dup and 1 or 0
 local complete = count >= n
@@ -259,7 +280,7 @@ if complete then
   h[#h + 1] = 'gen'; h[#h + 1] = gen + 1
   h[#h + 1] = 'c'; h[#h + 1] = 0
   redis.call('HSET', base, unpack(h))
-  if bx then redis.call('EXPIRE', base, keep) end
+  if bx then redis.call('EXPIRE', base, keep); mark_nonces(nonces, keep) end
   if once then
     redis.call('SET', runkey, id, 'EX', keep)
     redis.call('EXPIRE', inkey, keep)
@@ -285,5 +306,5 @@ if not open_n then
 end
 redis.call('HSET', base, unpack(h))
 -- After the HSET: on a barrier's first arrival the hash did not exist.
-if bx then redis.call('EXPIRE', base, keep) end
+if bx then redis.call('EXPIRE', base, keep); mark_nonces(nonces, keep) end
 return {'wait', gen, count, n, index, dup}

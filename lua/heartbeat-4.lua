@@ -8,7 +8,8 @@
 -- KEYS[1]  barrier base key, rb:b:{NAME}
 -- KEYS[2]  the round's members, rb:b:{NAME}:<gen>:in
 -- KEYS[3]  the round's outcome, rb:b:{NAME}:<gen>:out
--- KEYS[4]  the barrier's nonce key, rb:b:{NAME}:nonce (checked, not used)
+-- KEYS[4]  the barrier's nonce key, rb:b:{NAME}:nonce: its string marker
+--          is renewed with the barrier hash (mark_nonces, includes/round.lua)
 -- ARGV[1]  gen, the round this party is waiting in (integer >= 1)
 -- ARGV[2]  party id
 -- ARGV[3]  lease in milliseconds (integer >= 1)
@@ -111,6 +112,10 @@ if not open or not dl or dl < now then
                                'lease of ' .. first[1] .. ' expired', linger)}
   end
   if open and first[2] then redis.call('HSET', base, 'dl', first[2]) end
+elseif now + lease < dl then
+  -- dl bounds every member's deadline only if no renewal ends before it:
+  -- a shorter lease under the same id, or a server clock stepped back.
+  redis.call('HSET', base, 'dl', now + lease)
 end
 
 -- While anyone waits, nothing of the open round may expire (--ttl is for
@@ -121,6 +126,7 @@ if not open or math.min(ex, bx) < now + 2 * lease then
   local keep = open_expiry(ttl, lease)
   redis.call('EXPIRE', inkey, keep)
   redis.call('EXPIRE', base, keep)
+  mark_nonces(nonces, keep)
   redis.call('EXPIRE', round_key(base, gen, 'val'), keep)
   redis.call('EXPIRE', round_key(base, gen, 'run'), keep)
   -- bx is exact again (this may have shortened the hash's life, for a

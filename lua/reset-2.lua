@@ -7,7 +7,8 @@
 -- Atomic so that no arrival can complete the round while it is being broken.
 --
 -- KEYS[1]  barrier base key, rb:b:{NAME}
--- KEYS[2]  the barrier's nonce hash, rb:b:{NAME}:nonce
+-- KEYS[2]  the barrier's nonce key, rb:b:{NAME}:nonce (a string marker;
+--          a hash there, the previous build's, is removed)
 -- ARGV[1]  linger of ended rounds in seconds (integer >= 1)
 -- ARGV[2]  ttl of idle state in seconds (integer >= 1)
 --
@@ -49,7 +50,9 @@ local function repair(key, want)
 end
 
 local fresh = repair(base, 'hash')
-repair(nonces, 'hash')
+-- A hash there is the previous build's, whose parties must not meet this
+-- build's: reset removes it.
+repair(nonces, 'string')
 local gen = redis.call('HGET', base, 'gen')
 if gen and not string.match(gen, '^%d+$') then
   redis.call('HDEL', base, 'gen', 'n')

@@ -27,6 +27,16 @@ local function base_expiry(now, bx, keep)
   return now + keep * 1000
 end
 
+-- rb:b:{NAME}:nonce, where the previous build kept each party's last
+-- arrival in a hash, holds this string while the barrier hash lives. That
+-- build's scripts refuse a string there (WRONGTYPE naming the key) instead
+-- of meeting this build's parties with arrivals that keep neither c nor
+-- dl. Set wherever the hash's expiry is, so it costs no command per round.
+local NONCE_MARK = 'each party\'s last arrival is kept in the barrier hash'
+local function mark_nonces(nonces, keep)
+  redis.call('SET', nonces, NONCE_MARK, 'EX', keep)
+end
+
 -- Break round gen: push 'broken <reason>' (never anything else, so no
 -- caller can release waiters with 'ok' through here), let the round's keys
 -- linger, and move the barrier past the round if it is still the open one.

@@ -129,12 +129,13 @@ expect_eq "... and the arrival that would end the round exits 1 too" 1 $?
 expect_eq "... leaving one member in the round" 1 "$(rcli ZCARD "$b:$gen:in")"
 expect_eq "... and the key as it was" garbage "$(rcli GET "$b:$gen:out")"
 
-# The nonce key of the older layout is no longer read (each party's last
-# arrival is kept in the barrier hash): garbage there is left alone.
+# The nonce key is never read (each party's last arrival is kept in the
+# barrier hash): a string there is only replaced by the marker that keeps
+# parties of the previous build out.
 name=$(fresh oldnonce); b="$(bkey "$name")"
 rcli SET "$b:nonce" garbage >/dev/null
-check "a string at the old nonce key: a round of 2 passes only with both" round_passes_only_with_all "$name" 2
-expect_eq "... and the key is left as it was" garbage "$(rcli GET "$b:nonce")"
+check "a string at the nonce key: a round of 2 passes only with both" round_passes_only_with_all "$name" 2
+expect_match "... and the key holds the marker" "barrier hash" "$(rcli GET "$b:nonce")"
 name=$(fresh badgen); b="$(bkey "$name")"
 rcli HSET "$b" gen "1; x" n 2 >/dev/null
 err=$(rb wait --name "$name" --n 1 --timeout 5 2>&1)

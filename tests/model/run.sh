@@ -50,6 +50,7 @@ release-after-outcome          barrier safety -DMUT_RELEASE_NO_CHECK -DN=2 -DONC
 earliest-deadline-skips-scan   barrier safety -DMUT_DL_SKIP -DN=2 -DCRASHES=1 -DLOSSES=0 -DSIGNALS=0 -DEARLY_CRASH
 earliest-deadline-not-lowered  barrier safety -DMUT_DL_NO_LOWER -DN=3 -DCRASHES=1 -DLOSSES=0 -DSIGNALS=0 -DEARLY_CRASH
 heartbeat-raises-earliest      barrier safety -DMUT_HB_RAISES_DL -DN=3 -DCRASHES=1 -DLOSSES=0 -DSIGNALS=0 -DEARLY_CRASH
+heartbeat-leaves-earliest      barrier safety -DMUT_HB_NO_LOWER_DL -DN=3 -DCRASHES=1 -DLOSSES=0 -DSIGNALS=0 -DEARLY_CRASH
 '
 if [ -f "$here/job.pml" ]; then
 	configs="$configs
