@@ -289,8 +289,10 @@ static void test_always_cut_fails_after_a_few_tries(void **state)
     stop(pid);
     assert_int_equal(rc, RB_EUNREACHABLE);
     assert_non_null(strstr(err.msg, "connection"));
-    /* Tried again, for a moment (RB_CUT_RETRY_MS), not for ever. */
-    assert_true(tries > 2);
+    /* Tried again, for a moment (RB_CUT_RETRY_MS), not for ever. How
+     * many times fits in that moment depends on the machine's load, so
+     * only "again" and "not for ever" are asserted. */
+    assert_true(tries >= 2);
     assert_true(tries < 64);
 }
 
