@@ -3,8 +3,8 @@
  * {NAME} tag (lua/includes/lock.lua lists the keys). Acquiring is one
  * script (queue, expire the dead, grant free slots in ticket order), then
  * blocking slices on this waiter's own wake list (a rotating BLMOVE, as
- * the barrier's wait: the element stays until the next acquire or the
- * release removes it), each followed by the same script, which renews the
+ * the barrier's wait: the element stays until the next acquire removes
+ * it or it expires), each followed by the same script, which renews the
  * waiter's lease. The grant pushes the acquire's nonce and the fencing
  * token onto the grantee's list, so a release wakes exactly the waiter it
  * admits, nobody polls, and the pop alone tells the waiter it holds: a

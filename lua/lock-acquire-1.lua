@@ -29,7 +29,9 @@
 --                             LEFT LEFT: the element stays) for at most
 --                             min(lease/3, next_ms + a tick): next_ms is
 --                             the time to the holders' earliest lease
---                             deadline (-1: no holder)
+--                             deadline (-1: no holder), or when that is
+--                             a third of the lease or more away, possibly
+--                             less but still that much
 --   {'badmax', max}           the lock is in use with another max;
 --                             nothing written
 --   {'busy'}                  the id holds or waits under another nonce
@@ -52,13 +54,16 @@ local lease = int_arg(4, 'lease ms', 1, 1e12)
 local ttl = int_arg(5, 'ttl', 1, 1e9)
 local first = int_arg(6, 'first', 0, 1) == 1
 local holders, queue = lock_key(base, 'holders'), lock_key(base, 'queue')
-local wait, info = lock_key(base, 'wait'), lock_key(base, 'info')
+local wait = lock_key(base, 'wait')
+local mykey = 'i:' .. id
 local now = now_ms()
 
 -- A waiter's renewal between slices, while nothing changed: its entry is
 -- still in line (ZADD XX counts it) and no holder's lease has run out. Two
 -- commands, as this is the cost of waiting, paid by every waiter every
--- slice; anything else takes the full path below.
+-- slice; anything else takes the full path below. The earliest holder
+-- deadline read here, not dl, ends the next slice: dl stays behind the
+-- holders' renewals, and every waiter would wake for it.
 if not first and redis.call('ZADD', wait, 'XX', 'CH', now + lease, id) == 1
 then
   local earliest = redis.call('ZRANGE', holders, 0, 0, 'WITHSCORES')[2]
@@ -67,9 +72,19 @@ then
   end
 end
 
-lock_expire(base, now)
-local had, _, token = lock_entry(base, id)
+local st = lock_state(base, id)
+local w = {}
+local dl, gone = lock_expire(base, now, st.dl, w, ttl)
+local entry = st.entry
+if gone[id] then entry = nil end
+local had, _, token = lock_parse(base, id, entry)
 if had and had ~= nonce then return {'busy'} end
+local touch = lock_due(st, now, ttl, w)
+local function done(reply)
+  lock_write(base, w)
+  if touch then lock_refresh(base, ttl) end
+  return reply
+end
 if had and redis.call('ZSCORE', holders, id) then
   -- Granted earlier (a grant read late, or not read: a slice ended or
   -- failed just before it, a stale element was dropped). The caller counts
@@ -78,55 +93,53 @@ if had and redis.call('ZSCORE', holders, id) then
   -- the caller still believes it holds.
   redis.call('ZADD', holders, now + lease, id)
   redis.call('DEL', lock_key(base, 'wake:' .. id))
-  return {'held', token}
+  return done({'held', token})
 end
-local cur
+local cur, held
 if had then
   redis.call('ZADD', wait, now + lease, id)
-  lock_touch(base, now, ttl)
-  cur = tonumber(redis.call('HGET', base, 'max') or tostring(max))
+  cur = tonumber(st.max or tostring(max))
 elseif not first then
-  return {'lost'}
+  return done({'lost'})
 else
-  local nholders = redis.call('ZCARD', holders)
+  held = redis.call('ZCARD', holders)
   local nqueue = redis.call('ZCARD', queue)
-  cur = tonumber(redis.call('HGET', base, 'max') or '0') or 0
-  if nholders + nqueue > 0 and cur ~= max then return {'badmax', cur} end
+  cur = tonumber(st.max or '0') or 0
+  if held + nqueue > 0 and cur ~= max then return {'badmax', cur} end
   if cur ~= max then
-    redis.call('HSET', base, 'max', max)
+    w.max = max
     cur = max
   end
-  if nqueue == 0 and nholders < max then
+  dl = lock_lower(w, dl, now + lease)
+  if nqueue == 0 and held < max then
     -- A free slot and nobody in line: granted without queueing.
     token = lock_next_token(base, ttl)
     redis.call('ZADD', holders, now + lease, id)
-    redis.call('HSET', info, id,
-               nonce .. ' ' .. lease .. ' ' .. token .. ' ' .. now)
-    if nholders == 0 then
-      lock_created(base, 'holders', ttl)
-      lock_created(base, 'info', ttl)
-    end
-    lock_touch(base, now, ttl)
-    return {'held', token}
+    w[mykey] = nonce .. ' ' .. lease .. ' ' .. token .. ' ' .. now
+    if held == 0 then lock_created(base, 'holders', ttl) end
+    return done({'held', token})
   end
-  local ticket = (tonumber(redis.call('HGET', base, 'seq') or '0') or 0) + 1
-  redis.call('HSET', base, 'seq', ticket)
+  local ticket = (tonumber(st.seq or '0') or 0) + 1
+  w.seq = ticket
   redis.call('ZADD', queue, ticket, id)
   redis.call('ZADD', wait, now + lease, id)
-  redis.call('HSET', info, id, nonce .. ' ' .. lease .. ' 0 0')
+  w[mykey] = nonce .. ' ' .. lease .. ' 0 0'
   redis.call('DEL', lock_key(base, 'wake:' .. id))
   if nqueue == 0 then
     lock_created(base, 'queue', ttl)
     lock_created(base, 'wait', ttl)
   end
-  lock_touch(base, now, ttl)
 end
 
-local mine = lock_grant(base, cur, now, ttl, id)
-if mine then return {'held', mine} end
-local first_holder = redis.call('ZRANGE', holders, 0, 0, 'WITHSCORES')
-local next_ms = -1
-if first_holder[2] then
-  next_ms = math.max(0, tonumber(first_holder[2]) - now)
+local mine = lock_grant(base, cur, now, ttl, id, held, w, dl)
+if mine then return done({'held', mine}) end
+-- dl is never later than the holders' earliest lease deadline, so a slice
+-- that ends just after it finds a dead holder's slot at once; only when it
+-- would end the slice sooner than a third of the lease (the client's
+-- slice) is the earliest deadline itself read, as dl may lag.
+local next_ms = (w.dl or dl) - now
+if next_ms < lease / 3 then
+  local earliest = redis.call('ZRANGE', holders, 0, 0, 'WITHSCORES')[2]
+  next_ms = earliest and math.max(0, tonumber(earliest) - now) or -1
 end
-return {'wait', next_ms}
+return done({'wait', next_ms})

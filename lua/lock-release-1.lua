@@ -29,8 +29,12 @@ local nonce = word_arg(2, 'nonce', false)
 local ttl = int_arg(3, 'ttl', 1, 1e9)
 local holders, queue = lock_key(base, 'holders'), lock_key(base, 'queue')
 
-local had, _, token = lock_entry(base, id)
+local st = lock_state(base, id)
+local had, _, token = lock_parse(base, id, st.entry)
 if had ~= nonce then return {'none'} end
+-- The entry is blanked, not deleted: the one HSET that grants the slot on
+-- ends it too.
+local w = {['i:' .. id] = ''}
 local res
 if redis.call('ZREM', holders, id) == 1 then
   res = {'released', token}
@@ -39,15 +43,18 @@ else
   redis.call('ZREM', lock_key(base, 'wait'), id)
   res = {'left'}
 end
-redis.call('HDEL', lock_key(base, 'info'), id)
-redis.call('DEL', lock_key(base, 'wake:' .. id))
 -- Nobody in line: nobody to grant to, and a dead holder's entry is
 -- dropped by the next acquire that finds it.
-if redis.call('ZCARD', queue) > 0 then
+local head = redis.call('ZRANGE', queue, 0, 0)[1]
+if head then
   local now = now_ms()
-  lock_expire(base, now)
-  lock_grant(base, tonumber(redis.call('HGET', base, 'max') or '1') or 1,
-             now, ttl, nil)
-  lock_touch(base, now, ttl)
+  local dl = lock_expire(base, now, st.dl, w, ttl)
+  lock_grant(base, tonumber(st.max or '1') or 1, now, ttl, nil, nil, w, dl,
+             head)
+  local touch = lock_due(st, now, ttl, w)
+  lock_write(base, w)
+  if touch then lock_refresh(base, ttl) end
+else
+  lock_write(base, w)
 end
 return res

@@ -27,18 +27,24 @@ local nonce = word_arg(2, 'nonce', false)
 local lease = int_arg(3, 'lease ms', 1, 1e12)
 local ttl = int_arg(4, 'ttl', 1, 1e9)
 local holders = lock_key(base, 'holders')
+local st = lock_state(base, id)
 local now = now_ms()
 
+local had, _, token = lock_parse(base, id, st.entry)
+if had ~= nonce then return {'lost'} end
 local deadline = tonumber(redis.call('ZSCORE', holders, id))
 if not deadline then return {'lost'} end
-local had, _, token = lock_entry(base, id)
-if had ~= nonce then return {'lost'} end
+local w = {}
 if deadline < now then
-  lock_expire(base, now)
-  lock_grant(base, tonumber(redis.call('HGET', base, 'max') or '1') or 1,
-             now, ttl, nil)
+  local dl = lock_expire(base, now, st.dl, w, ttl)
+  lock_grant(base, tonumber(st.max or '1') or 1, now, ttl, nil, nil, w, dl)
+  lock_write(base, w)
   return {'lost'}
 end
+-- A later deadline leaves dl a lower bound: no write of the hash.
 redis.call('ZADD', holders, now + lease, id)
-lock_touch(base, now, ttl)
+if lock_due(st, now, ttl, w) then
+  lock_write(base, w)
+  lock_refresh(base, ttl)
+end
 return {'held', token}

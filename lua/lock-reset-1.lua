@@ -27,5 +27,5 @@ for _, id in ipairs(holders) do
   redis.call('DEL', lock_key(base, 'wake:' .. id))
 end
 redis.call('DEL', base, lock_key(base, 'holders'), lock_key(base, 'queue'),
-           lock_key(base, 'wait'), lock_key(base, 'info'))
+           lock_key(base, 'wait'))
 return {#holders, #waiters}

@@ -25,11 +25,18 @@
  * outside the model: its keys never expire, so the scripts' EXPIREs, and
  * how often they run, change nothing here; tests/integration/t_lock.sh
  * checks that every key of a lock in use has an expiry.
+ * The base hash's dl, a lower bound of every holder's and waiter's lease
+ * deadline, lets a script skip the scan for expired entries: cov holds the
+ * parties whose deadline is not before dl, dlx says dl has passed. The
+ * grant trusts that scan: it checks no waiter's lease of its own.
  * Seeded bugs: MUT_LOCK_NO_SLOT_CHECK (a grant does not count the
  *   holders), MUT_TOKEN_NO_GROW (the token does not grow with a grant),
  *   MUT_LOCK_NO_SELF_STOP (a holder that cannot renew keeps CMD running),
  *   MUT_LOCK_WAKE_NO_CLOCK (a waiter that reads its grant late starts CMD
- *   though its own clock says the lease has passed).
+ *   though its own clock says the lease has passed), MUT_LOCK_DL_SKIP (the
+ *   scan is skipped although dl has passed), MUT_LOCK_DL_NO_LOWER (a
+ *   waiter joining the queue does not lower dl), MUT_LOCK_DL_HOLDERS_ONLY
+ *   (the scan sets dl from the holders' deadlines alone).
  */
 
 #ifndef P
@@ -54,6 +61,14 @@
 #define B(p) (1 << (p))
 #define POP(m) (((m) & 1) + (((m) >> 1) & 1) + (((m) >> 2) & 1))
 #define TAKE(x) atomic { x > 0 -> x-- }
+/* p's lease deadline passes; dl, never later than a covered party's
+ * deadline, has passed then too */
+#define EXPIRE(p) expd = expd | B(p); dlx = dlx | ((cov >> (p)) & 1)
+#ifdef MUT_LOCK_DL_SKIP
+#define DL_PASSED false
+#else
+#define DL_PASSED dlx
+#endif
 
 /* ---- Redis: rb:l:{NAME} ---- */
 byte holders;        /* who holds a slot */
@@ -63,6 +78,8 @@ byte qlen;
 byte token;          /* the last fencing token granted */
 byte tok[P];         /* each holder's token */
 byte woken;          /* wake lists holding a grant not yet read */
+byte cov;            /* dl: parties whose deadline is not before it */
+bit dlx = 1;         /* dl has passed (absent, on a new lock) */
 
 /* ---- the store CMD writes to, refusing a token older than it saw ---- */
 byte store_tok;
@@ -78,21 +95,39 @@ byte inflight = INFLIGHT;
 byte running;        /* CMDs running (of parties that believe they hold) */
 byte granted;        /* grants so far */
 
-/* Drop every holder and waiter whose lease has passed, then grant free
- * slots to the waiters in order. Every lock script starts with this. */
+/* Once dl has passed, drop every holder and waiter whose lease has
+ * passed and set dl to the earliest deadline left; then grant free slots
+ * to the waiters in order. Every lock script starts with this. */
 inline settle()
 {
-	holders = holders & ~expd;
-	i = 0;
-	do
-	:: i < qlen && (expd & B(queue[i])) ->
-		for (j : i .. qlen - 2) {
-			queue[j] = queue[j + 1]
+	if
+	:: DL_PASSED ->
+		holders = holders & ~expd;
+		i = 0;
+		do
+		:: i < qlen && (expd & B(queue[i])) ->
+			for (j : i .. qlen - 2) {
+				queue[j] = queue[j + 1]
+			}
+			qlen--; queue[qlen] = 0
+		:: i < qlen && !(expd & B(queue[i])) -> i++
+		:: i >= qlen -> break
+		od;
+		cov = holders;
+#ifndef MUT_LOCK_DL_HOLDERS_ONLY
+		for (i : 0 .. qlen - 1) {
+			cov = cov | B(queue[i])
 		}
-		qlen--; queue[qlen] = 0
-	:: i < qlen && !(expd & B(queue[i])) -> i++
-	:: i >= qlen -> break
-	od;
+#endif
+		dlx = 0
+	:: else      /* dl ahead: no lease can have passed */
+	fi;
+	/* whoever's lease has passed is gone: a dead holder's slot is free
+	 * for the grants below, and none goes to a dead waiter */
+	assert((holders & expd) == 0);
+	for (i : 0 .. qlen - 1) {
+		assert((expd & B(queue[i])) == 0)
+	}
 	do
 #ifndef MUT_LOCK_NO_SLOT_CHECK
 	:: POP(holders) < KS && qlen > 0 ->
@@ -116,6 +151,7 @@ inline settle()
 		/* fencing: every grant's token is larger than every earlier one */
 		assert(token > tok[h]);
 		tok[h] = token;
+		cov = cov | B(h);     /* its deadline lowers dl */
 		woken = woken | B(h);
 		granted++;
 		/* mutual exclusion in Redis: at most KS holders */
@@ -134,6 +170,9 @@ proctype Party(byte p)
 		expd = expd & ~B(p);
 		queue[qlen] = p;
 		qlen++;
+#ifndef MUT_LOCK_DL_NO_LOWER
+		cov = cov | B(p);         /* its deadline lowers dl */
+#endif
 		settle()
 	}
 	do
@@ -166,7 +205,7 @@ proctype Party(byte p)
 		fi
 	:: atomic { stalls > 0 && (woken & B(p)) && !(expd & B(p)) ->
 		/* stalls between the grant and its read: the lease passes */
-		stalls--; expd = expd | B(p)
+		stalls--; EXPIRE(p)
 	   }
 	:: atomic {                   /* a waiter's heartbeat */
 		!(holders & B(p)) && !(expd & B(p)) ->
@@ -174,12 +213,22 @@ proctype Party(byte p)
 	   }
 	:: TAKE(signals) ->           /* gives up: leave the queue or the slot */
 		atomic {
-			expd = expd | B(p);
-			settle();
-			expd = expd & ~B(p)
+			holders = holders & ~B(p);
+			i = 0;
+			do
+			:: i < qlen && queue[i] == p ->
+				for (j : i .. qlen - 2) {
+					queue[j] = queue[j + 1]
+				}
+				qlen--; queue[qlen] = 0;
+				break
+			:: i < qlen && queue[i] != p -> i++
+			:: i >= qlen -> break
+			od;
+			settle()
 		}
 		goto stop
-	:: atomic { crashes > 0 -> crashes--; expd = expd | B(p) } -> goto stop
+	:: atomic { crashes > 0 -> crashes--; EXPIRE(p) } -> goto stop
 	od;
 
 	/* holding: CMD runs, with RBARRIER_LOCK_TOKEN */
@@ -219,7 +268,7 @@ proctype Party(byte p)
 	:: atomic { stalls > 0 -> stalls--;
 		/* cut off from Redis: the lease passes; the holder stops CMD
 		 * by its own clock before it runs out */
-		expd = expd | B(p);
+		EXPIRE(p);
 #ifndef MUT_LOCK_NO_SELF_STOP
 		running--
 #endif
@@ -244,7 +293,7 @@ proctype Party(byte p)
 		running--;
 #endif
 		goto stop
-	:: atomic { crashes > 0 -> crashes--; expd = expd | B(p); running-- } ->
+	:: atomic { crashes > 0 -> crashes--; EXPIRE(p); running-- } ->
 		goto stop
 	od;
 stop:
