@@ -7,10 +7,15 @@
 --                         expiries were last pushed out, ms), dl (a lower
 --                         bound of every holder's and waiter's lease
 --                         deadline, ms), and i:<id> per holder or waiter,
---                         "<nonce> <lease ms> <token> <since>" (token and
---                         since are 0 while waiting; '' once released)
---   ...:token             string: the fencing counter, INCRBY 1 per grant;
---                         never deleted by a reset, longest expiry
+--                         "<nonce> <lease ms> <token> <since>[ s]" (token
+--                         and since are 0 while waiting; " s" marks a
+--                         shared request; '' once released)
+--   ...:token             string: the fencing counter, one more per grant;
+--                         it starts at the server's TIME in microseconds
+--                         (below 2^53 until the year 2255), so a counter
+--                         lost with the state (FLUSHALL) starts again
+--                         above every token granted before; never deleted
+--                         by a reset, longest expiry
 --   ...:holders           zset: id -> lease deadline (ms, server TIME)
 --   ...:queue             zset: id -> ticket (first come, first served)
 --   ...:wait              zset: id -> a waiter's lease deadline
@@ -27,14 +32,23 @@ local function lock_state(base, id)
           dl = tonumber(st[4] or ''), entry = st[5]}
 end
 
+-- An entry's fields; the fifth result is true for a shared request.
 local function lock_parse(base, id, v)
   if not v or v == '' then return nil end
-  local nonce, lease, token, since =
-    string.match(v, '^(%S+) (%d+) (%d+) (%d+)$')
-  if not nonce then
+  local nonce, lease, token, since, mode =
+    string.match(v, '^(%S+) (%d+) (%d+) (%d+)( ?s?)$')
+  if not nonce or mode == ' ' then
     error({err = 'ERR damaged lock entry of ' .. id .. ' in ' .. base})
   end
-  return nonce, tonumber(lease), tonumber(token), tonumber(since)
+  return nonce, tonumber(lease), tonumber(token), tonumber(since),
+         mode == ' s'
+end
+
+-- An entry's text. Tokens pass 10^14, where tostring (%.14g) would round
+-- them: every number is written with %.0f.
+local function lock_fmt(nonce, lease, token, since, shared)
+  return string.format('%s %.0f %.0f %.0f%s', nonce, lease, token, since,
+                       shared and ' s' or '')
 end
 
 local function lock_entry(base, id)
@@ -126,60 +140,91 @@ local function lock_created(base, part, ttl)
   redis.call('EXPIRE', lock_key(base, part), ttl)
 end
 
--- The next fencing token. A token key created here (the first grant, or
--- one deleted by hand) gets its long expiry at once.
+-- The next fencing token. A counter that is not there (a new name, or
+-- the state lost) starts at the server's clock in microseconds, which no
+-- earlier token of the name can have passed: each grant took more than a
+-- microsecond. It gets its long expiry at once.
 local function lock_next_token(base, ttl)
-  local token = redis.call('INCRBY', lock_key(base, 'token'), 1)
+  local key = lock_key(base, 'token')
+  local token = redis.call('INCRBY', key, 1)
   if token == 1 then
-    redis.call('EXPIRE', lock_key(base, 'token'), ttl * 30)
+    local t = redis.call('TIME')
+    token = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    redis.call('SET', key, string.format('%.0f', token), 'EX', ttl * 30)
   end
   return token
 end
 
+-- Whether the holders (if any) hold shared: they are all shared or one
+-- holds alone, so one entry tells.
+local function lock_holders_shared(base, w)
+  local h = redis.call('ZRANGE', lock_key(base, 'holders'), 0, 0)[1]
+  if not h then return true end
+  local v = w['i:' .. h]
+  if v == nil then v = redis.call('HGET', base, 'i:' .. h) end
+  local _, _, _, _, shared = lock_parse(base, h, v)
+  return shared
+end
+
+-- Whether a request (shared or not) can be granted beside `held` holders
+-- of a lock of max slots: a shared one beside shared holders only (max is
+-- 1 then: a read-write lock), an exclusive one while a slot is free. hs
+-- caches lock_holders_shared (nil: not read yet); returns it too.
+local function lock_fits(base, max, held, shared, w, hs)
+  if not shared then return held < max, hs end
+  if held == 0 then return true, hs end
+  if hs == nil then hs = lock_holders_shared(base, w) end
+  return hs, hs
+end
+
 -- Grant free slots to the queue's head, in ticket order: each grant takes
 -- the next token and pushes it onto the grantee's own wake list, so a
--- release wakes exactly whom it admits. `self` (an id, or nil) is the
--- caller, told by the reply instead; ttl (s) is for the keys a grant may
--- create; held is the holders' count (nil: counted here); head, when
--- given, is the queue's head as the caller just read it. The grantees'
--- entries and dl go into w. Run after lock_expire with the same now.
+-- release wakes exactly whom it admits. The first request that does not
+-- fit ends the grants, so a shared request behind a waiting exclusive one
+-- waits (no writer starves), and a run of shared ones at the head goes in
+-- together. `self` (an id, or nil) is the caller, told by the reply
+-- instead; ttl (s) is for the keys a grant may create; held is the
+-- holders' count (nil: counted here); head, when given, is the queue's
+-- head as the caller just read it. The grantees' entries and dl go into
+-- w. Run after lock_expire with the same now.
 -- Returns self's token when it was granted, else nil.
 local function lock_grant(base, max, now, ttl, self, held, w, dl, head)
   local holders, queue = lock_key(base, 'holders'), lock_key(base, 'queue')
   local wait = lock_key(base, 'wait')
   held = held or redis.call('ZCARD', holders)
-  local free = max - held
-  local mine = nil
-  while free > 0 do
+  local mine, hs = nil, nil
+  while true do
     head = head or redis.call('ZRANGE', queue, 0, 0)[1]
     if not head then break end
-    redis.call('ZREM', queue, head)
-    redis.call('ZREM', wait, head)
     -- lock_expire has just dropped every waiter whose lease ran out, its
     -- entry with it: one still here is alive.
-    local nonce, lease
-    if w['i:' .. head] then
-      nonce, lease = lock_parse(base, head, w['i:' .. head])
-    else
-      nonce, lease = lock_entry(base, head)
+    local v = w['i:' .. head]
+    if v == nil then v = redis.call('HGET', base, 'i:' .. head) end
+    local nonce, lease, _, _, shared = lock_parse(base, head, v)
+    if nonce then
+      local fits
+      fits, hs = lock_fits(base, max, held, shared, w, hs)
+      if not fits then break end
     end
+    redis.call('ZREM', queue, head)
+    redis.call('ZREM', wait, head)
     if nonce then
       local token = lock_next_token(base, ttl)
       redis.call('ZADD', holders, now + lease, head)
       if held == 0 then lock_created(base, 'holders', ttl) end
       dl = lock_lower(w, dl, now + lease)
       held = held + 1
-      w['i:' .. head] = nonce .. ' ' .. lease .. ' ' .. token .. ' ' .. now
+      hs = shared
+      w['i:' .. head] = lock_fmt(nonce, lease, token, now, shared)
       if head == self then
         mine = token
       else
         -- The list is empty: the grantee's acquire emptied it when it
         -- joined the queue, and nothing but this grant pushes to it then.
         local wake = lock_key(base, 'wake:' .. head)
-        redis.call('RPUSH', wake, nonce .. ' ' .. token)
+        redis.call('RPUSH', wake, string.format('%s %.0f', nonce, token))
         redis.call('EXPIRE', wake, math.ceil(2 * lease / 1000))
       end
-      free = free - 1
     end
     head = nil
   end
