@@ -36,11 +36,8 @@ static const char lock_description[] =
     "\n"
     "flock's -w and rbarrier's --timeout differ: -w SEC gives up with exit 1\n"
     "(or -E's), --timeout DUR with 124, as timeout(1); give one of them.\n"
-    "\n"
-    "Exit status: CMD's (126/127 as the shell: not executable, not found);\n"
-    "1 (or -E N) the lock was not had (-n, -w, or --timeout with -E);\n"
-    "2 bad usage, nothing sent; 3, 1 or 4 the held lock was lost (above);\n"
-    "124 --timeout passed; 128+N a signal N.\n"
+    "The exit status is CMD's (126/127 as the shell: not executable, not\n"
+    "found), or rbarrier's own as listed below.\n"
     "\n"
     "Durations take 90, 1.5, 30s, 5m, 2h or 1d; --timeout 0 means no limit.";
 

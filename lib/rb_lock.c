@@ -507,7 +507,7 @@ int rb_lock_renew(rb_lock *l, rb_error *err)
     if (rc == RB_ETIMEOUT || (rc == RB_EUNREACHABLE &&
                               rb_now_ms() + RB_REPLY_GRACE_MS >= end)) {
         l->held = 0;
-        return rb_error__set(err, RB_EBROKEN, "lock %s lost: Redis not "
+        return rb_error__set(err, RB_EUNREACHABLE, "lock %s lost: Redis not "
                              "reached before the lease ran out (%s)",
                              l->name, rc == RB_ETIMEOUT ? "no reply"
                                                         : err->msg);

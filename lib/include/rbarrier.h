@@ -525,7 +525,8 @@ long long rb_lock_lease_left_ms(const rb_lock *l);
  *         (the lock's state vanished from Redis: FLUSHALL, eviction, a
  *         restart without persistence; stop as for RB_EBROKEN),
  *         RB_ECANCELED, RB_EUNREACHABLE (not renewed, and the lease is
- *         over or nearly), RB_EREDIS */
+ *         over or nearly by this process' clock: presume the slot lost),
+ *         RB_EREDIS */
 int rb_lock_renew(rb_lock *l, rb_error *err);
 
 /* Give the slot back; the queue's next waiter gets it at once.
