@@ -383,7 +383,10 @@ int cmd_lock(int argc, char **argv)
     if (code >= 0) {
         if ((j = cli_out_json()) != NULL)
             cli_json_kint(j, "status", status);
-        if (code >= 128)
+        /* After a revocation too: the release confirms the command has
+         * stopped, which lets the reset's quarantine end before the
+         * lease does. */
+        if (code >= 128 || code == CLI_EXIT_BROKEN)
             rb_lock_release(l, NULL);
         cli_fail_as(code, NULL, err.msg, o.name);
         goto out;

@@ -88,6 +88,13 @@ if gone[id] then entry = nil end
 local had, _, token = lock_parse(base, id, entry)
 if had and had ~= nonce then return {'busy'} end
 local touch = lock_due(st, now, ttl, w)
+local quarantined
+local function quarantine()
+  if quarantined == nil then
+    quarantined = lock_quarantine(base, st, now, w) or false
+  end
+  return quarantined
+end
 local function done(reply)
   lock_write(base, w)
   if touch then lock_refresh(base, ttl) end
@@ -122,7 +129,8 @@ else
     cur = max
   end
   dl = lock_lower(w, dl, now + lease)
-  if nqueue == 0 and lock_fits(base, max, held, shared, w) then
+  if nqueue == 0 and not quarantine() and
+     lock_fits(base, max, held, shared, w) then
     -- It fits and nobody is in line: granted without queueing.
     token = lock_next_token(base, ttl)
     redis.call('ZADD', holders, now + lease, id)
@@ -142,7 +150,8 @@ else
   end
 end
 
-local mine = lock_grant(base, cur, now, ttl, id, held, w, dl)
+local q = quarantine()
+local mine = not q and lock_grant(base, cur, now, ttl, id, held, w, dl)
 if mine then return done({'held', mine}) end
 -- dl is never later than the holders' earliest lease deadline, so a slice
 -- that ends just after it finds a dead holder's slot at once; only when it
@@ -153,4 +162,6 @@ if next_ms < lease / 3 then
   local earliest = redis.call('ZRANGE', holders, 0, 0, 'WITHSCORES')[2]
   next_ms = earliest and math.max(0, tonumber(earliest) - now) or -1
 end
+-- After a reset the slice also ends when the quarantine does.
+if q and (next_ms < 0 or q - now < next_ms) then next_ms = q - now end
 return done({'wait', next_ms})

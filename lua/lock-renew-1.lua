@@ -43,7 +43,9 @@ if not deadline then return {'lost'} end
 local w = {}
 if deadline < now then
   local dl = lock_expire(base, now, st.dl, w, ttl)
-  lock_grant(base, tonumber(st.max or '1') or 1, now, ttl, nil, nil, w, dl)
+  if not lock_quarantine(base, st, now, w) then
+    lock_grant(base, tonumber(st.max or '1') or 1, now, ttl, nil, nil, w, dl)
+  end
   lock_write(base, w)
   return {'lost'}
 end

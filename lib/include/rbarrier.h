@@ -529,7 +529,10 @@ long long rb_lock_lease_left_ms(const rb_lock *l);
  *         RB_EREDIS */
 int rb_lock_renew(rb_lock *l, rb_error *err);
 
-/* Give the slot back; the queue's next waiter gets it at once.
+/* Give the slot back; the queue's next waiter gets it at once. After
+ * rb_lock_renew said RB_EBROKEN (a reset revoked it), call it once what
+ * the lock guards has stopped: nothing is granted after a reset until
+ * every revoked holder has confirmed so or its lease has passed.
  * @return RB_OK, RB_EBROKEN (it was no longer held: lost earlier, or a
  *         second release), RB_EUNREACHABLE, RB_EREDIS */
 int rb_lock_release(rb_lock *l, rb_error *err);
@@ -568,7 +571,9 @@ int rb_lock_status(rb_lock_state *out, rb_conn *c, const char *prefix,
 void rb_lock_state_clear(rb_lock_state *st);
 
 /* Revoke every holder (each learns at its next renewal) and wake every
- * waiter (RB_EBROKEN); the token counter is kept.
+ * waiter (RB_EBROKEN); the token counter is kept. No grant follows until
+ * each revoked holder has released (confirming its stop) or its lease
+ * has passed.
  * @param[out] holders, waiters  how many; either may be NULL */
 int rb_lock_reset(long *holders, long *waiters, rb_conn *c,
                   const char *prefix, const char *name, rb_error *err);

@@ -16,6 +16,11 @@
 --                         lost with the state (FLUSHALL) starts again
 --                         above every token granted before; never deleted
 --                         by a reset, longest expiry
+--                         rq: after a reset, the end of the quarantine
+--                         (ms): the latest lease deadline of the holders
+--                         it revoked ('' once over)
+--   ...:revoked           zset: nonce -> lease deadline of each holder a
+--                         reset revoked that has not confirmed its stop
 --   ...:holders           zset: id -> lease deadline (ms, server TIME)
 --   ...:queue             zset: id -> ticket (first come, first served)
 --   ...:wait              zset: id -> a waiter's lease deadline
@@ -27,9 +32,27 @@
 -- The state a call needs (those fields and the caller's own entry) is
 -- read in one HMGET of the base hash and written in one HSET.
 local function lock_state(base, id)
-  local st = redis.call('HMGET', base, 'max', 'seq', 'exp', 'dl', 'i:' .. id)
+  local st = redis.call('HMGET', base, 'max', 'seq', 'exp', 'dl', 'i:' .. id,
+                        'rq')
   return {max = st[1], seq = st[2], exp = tonumber(st[3] or '0') or 0,
-          dl = tonumber(st[4] or ''), entry = st[5]}
+          dl = tonumber(st[4] or ''), entry = st[5],
+          rq = tonumber(st[6] or '')}
+end
+
+-- After a reset, nothing is granted until every holder it revoked has
+-- confirmed that its command stopped (its release) or its lease has
+-- passed: a revoked holder learns of the reset only at its next renewal,
+-- and its command may run until then. Returns the quarantine's end (ms)
+-- while it lasts, else nil (and w ends it). One field of the base hash,
+-- read with the rest, tells a lock never reset: no cost there.
+local function lock_quarantine(base, st, now, w)
+  if not st.rq then return nil end
+  local revoked = lock_key(base, 'revoked')
+  redis.call('ZREMRANGEBYSCORE', revoked, '-inf', '(' .. now)
+  local last = redis.call('ZRANGE', revoked, -1, -1, 'WITHSCORES')[2]
+  if last then return tonumber(last) end
+  w.rq = ''
+  return nil
 end
 
 -- An entry's fields; the fifth result is true for a shared request.

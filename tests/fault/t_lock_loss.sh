@@ -10,6 +10,7 @@ trap kill_spawned EXIT
 lkey() { echo "rb:l:{$1}${2:+:$2}"; }
 holding() { rcli ZCARD "$(lkey "$1" holders)"; }
 _holding_is() { [ "$(holding "$1")" = "$2" ]; }
+_queued_is() { [ "$(rcli ZCARD "$(lkey "$1" queue)")" = "$2" ]; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
 T=$RB_TEST_TMP
 
@@ -50,9 +51,48 @@ spawn "$name.h" $RBARRIER lock --name "$name" --id h --lease 1.5 -- \
     sh -c "$(worker "$name.h" "$T/$name.log")"
 wait_until 20 test -s "$T/$name.h.cmd" || not_ok "flush waiter: h holds"
 spawn "$name.w" $RBARRIER lock --name "$name" --id w --lease 1.5 -- touch "$T/$name.w-ran"
-wait_until 20 test "$(rcli ZCARD "$(lkey "$name" queue)")" = 1 || not_ok "flush waiter: w waits"
+wait_until 20 _queued_is "$name" 1 || not_ok "flush waiter: w waits"
 rcli FLUSHALL >/dev/null
 await "$name.w" 15; await "$name.h" 15
 expect_eq "FLUSHALL while waiting: the waiter exits 1" 1 "$(code_of "$name.w")"
 check "... without running its command" test ! -e "$T/$name.w-ran"
 expect_eq "... and the holder exits 1" 1 "$(code_of "$name.h")"
+
+# ---- reset --lock: no new grant until the revoked holder's command stopped ----
+# a's command needs a second to stop after SIGTERM; c asks right after the
+# reset. c's command must start after a's ended.
+name=$(fresh rst)
+log=$T/$name.log
+slow_worker="echo \$\$ > '$T/$name.a.cmd'; echo \"start a \$(date +%s%N)\" >> '$log'
+    trap 'sleep 1; echo \"end a \$(date +%s%N)\" >> \"$log\"; exit 0' TERM
+    while :; do sleep 0.05; done"
+spawn "$name.a" $RBARRIER lock --name "$name" --id a --lease 3 --kill-after 5 -- sh -c "$slow_worker"
+wait_until 20 test -s "$T/$name.a.cmd" || not_ok "reset: a runs its command"
+rb reset --name "$name" --lock >/dev/null
+spawn "$name.c" $RBARRIER lock --name "$name" --id c --timeout 30 -- \
+    sh -c "echo \"start c \$(date +%s%N)\" >> '$log'"
+await "$name.a" 15; await "$name.c" 30
+expect_eq "reset while held: the holder exits 3" 3 "$(code_of "$name.a")"
+expect_eq "... the next asker is served (exit 0)" 0 "$(code_of "$name.c")"
+a_end=$(awk '$1 == "end" && $2 == "a" { print $3 }' "$log")
+c_start=$(awk '$1 == "start" && $2 == "c" { print $3 }' "$log")
+check "... only after the revoked holder's command ended (end a $a_end <= start c $c_start)" \
+    test -n "$a_end" -a -n "$c_start" -a "${a_end:-9}" -le "${c_start:-0}"
+
+# A revoked holder that never confirms (killed with -9, its command with it)
+# holds the quarantine up to its lease, no longer.
+name=$(fresh rstk)
+spawn "$name.a" $RBARRIER lock --name "$name" --id a --lease 2 -- sh -c "echo \$\$ > '$T/$name.a.cmd'; exec sleep 60"
+wait_until 20 test -s "$T/$name.a.cmd" || not_ok "reset -9: a runs its command"
+kill -9 "$(pid_of "$name.a")" "$(cat "$T/$name.a.cmd")"
+t0=$(now_ms)
+rb reset --name "$name" --lock >/dev/null
+rb lock --name "$name" --id c --timeout 30 -- true
+expect_eq "reset of a dead holder: the next asker is served" 0 $?
+ms=$(since "$t0")
+check "... once the dead holder's lease passed (<= 2 s + 1.5 s; $ms ms)" test "$ms" -le 3500
+
+# A fresh name is never held up by any of this.
+t0=$(now_ms)
+rb lock --name "$(fresh fresh)" -n -- true
+expect_eq "a fresh name: had at once with -n" 0 $?

@@ -60,6 +60,14 @@
 #ifndef SH
 #define SH 0
 #endif
+#ifndef RESETS
+#define RESETS 0
+#endif
+#ifdef MUT_LOCK_GRANT_IN_QUARANTINE
+#define QUARANTINE false
+#else
+#define QUARANTINE ((revoked & ~expd) != 0)
+#endif
 
 #define B(p) (1 << (p))
 #define POP(m) (((m) & 1) + (((m) >> 1) & 1) + (((m) >> 2) & 1))
@@ -85,6 +93,8 @@ byte tok[P];         /* each holder's token */
 byte woken;          /* wake lists holding a grant not yet read */
 byte cov;            /* dl: parties whose deadline is not before it */
 byte tick[P];        /* each waiter's ticket (first come, first served) */
+byte revoked;        /* holders a reset revoked that have not confirmed */
+byte kicked;         /* waiters a reset sent away, not yet woken */
 byte seq;            /* the last ticket */
 bit dlx = 1;         /* dl has passed (absent, on a new lock) */
 
@@ -137,7 +147,7 @@ inline settle()
 		assert((expd & B(queue[i])) == 0)
 	}
 	do
-	:: qlen > 0 ->
+	:: qlen > 0 && !QUARANTINE ->
 		/* the head, or (seeded bug) the first shared request when an
 		 * exclusive head does not fit */
 		k = 0;
@@ -266,6 +276,12 @@ proctype Party(byte p)
 			settle()
 		}
 		goto stop
+	:: atomic { kicked & B(p) ->
+		/* woken by 'reset', or its unread grant deleted (its next
+		 * call says lost): exit 3; it renews no more, so its lease
+		 * passes */
+		kicked = kicked & ~B(p); EXPIRE(p)
+	   } -> goto stop
 	:: atomic { crashes > 0 -> crashes--; EXPIRE(p) } -> goto stop
 	od;
 
@@ -301,12 +317,17 @@ proctype Party(byte p)
 		fi
 	   };
 		if
-		:: lost -> goto stop
+		:: lost ->
+			/* CMD stopped: the release confirms it (a revoked
+			 * holder's ends its part of the quarantine) */
+			atomic { revoked = revoked & ~B(p); settle() }
+			goto stop
 		:: else
 		fi
 	:: atomic {                   /* CMD done: release */
 		STOPCMD(p);
 		holders = holders & ~B(p);
+		revoked = revoked & ~B(p);    /* revoked meanwhile: confirms */
 		settle()
 	   }; goto stop
 	:: atomic { stalls > 0 -> stalls--;
@@ -344,12 +365,36 @@ stop:
 	skip
 }
 
+/* reset --lock: revoke the holders, send the waiters away (a grant on
+ * its wake list not yet read is deleted with it) */
+proctype Reset()
+{
+	byte i, j, h, k;
+	atomic {
+		revoked = revoked | (holders & ~expd);
+		kicked = woken & holders;
+		woken = woken & ~holders;
+		holders = 0;
+		for (i : 0 .. qlen - 1) {
+			kicked = kicked | B(queue[i]);
+			queue[i] = 0
+		}
+		qlen = 0;
+		cov = 0;
+		dlx = 1;
+		settle()
+	}
+}
+
 init
 {
 	byte n;
 	atomic {
 		for (n : 0 .. P - 1) {
 			run Party(n)
+		}
+		for (n : 1 .. RESETS) {
+			run Reset()
 		}
 	}
 }
