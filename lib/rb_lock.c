@@ -318,10 +318,41 @@ static int block_slice(rb_lock *l, long long slice_ms, const rb_deadline *own,
     return 1;
 }
 
+/* The id holds or waits in another process, whose lease has lr->next_ms
+ * left (the call was sent at `sent`). Alive, it renews within that time;
+ * dead, its entry expires and this acquire takes its place. So wait, a
+ * second at a time, at most until that deadline: a later deadline seen
+ * meanwhile means it renewed, and the id is refused. *until: the first
+ * deadline seen, by this clock, counted from the reply (a bound above);
+ * a later one is counted from the sending (a bound below), so a slow
+ * reply is never taken for a renewal. RB_OK: try again now. */
+static int busy_id(rb_lock *l, const rb_lock_reply *lr, long long sent,
+                   long long *until, rb_error *err)
+{
+    long long now = rb_now_ms(), pause;
+
+    if (lr->next_ms < 0 || l->nonblock ||
+        (*until != 0 && sent + lr->next_ms > *until))
+        return rb_error__set(err, RB_EINVAL, "lock %s: id '%s' is in use by "
+                             "another live process (it %s); each needs an id "
+                             "of its own (nothing written)", l->name, l->id,
+                             *until ? "renewed its lease" : "holds or waits");
+    if (*until == 0)
+        *until = now + lr->next_ms;
+    pause = *until + RB_LOCK_AFTER_DEADLINE_MS - now;
+    if (pause > 1000)
+        pause = 1000;
+    if (rb_conn__pause(l->c, (int)(pause > 10 ? pause : 10)))
+        return rb_error__set(err, RB_ECANCELED, "lock %s: interrupted",
+                             l->name);
+    return RB_OK;
+}
+
 static int wait_for_grant(rb_lock *l, const rb_lock_opts *o,
                           const rb_deadline *own, rb_error *err)
 {
     char max[24];
+    long long dup_until = 0;
     int first = 1, rc;
 
     snprintf(max, sizeof(max), "%ld", o->max > 0 ? o->max : 1);
@@ -368,9 +399,9 @@ static int wait_for_grant(rb_lock *l, const rb_lock_opts *o,
                                  "max %ld; this holder said max %s "
                                  "(nothing written)", l->name, lr.max, max);
         case RB_LOCK_BUSY:
-            return rb_error__set(err, RB_EINVAL, "lock %s: id '%s' already "
-                                 "holds or waits in another process "
-                                 "(nothing written)", l->name, l->id);
+            if ((rc = busy_id(l, &lr, sent, &dup_until, err)) != RB_OK)
+                return rc;
+            continue;
         case RB_LOCK_LOST:
             return rb_error__set(err, RB_EBROKEN, "lock %s: this waiter's "
                                  "place is gone (its lease ran out, or the "

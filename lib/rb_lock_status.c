@@ -145,11 +145,16 @@ int rb_lock__decode(const redisReply *r, rb_lock_reply *out)
         out->max = (long)v;
         return RB_OK;
     }
+    if (word_is(r->element[0], "busy")) {
+        out->kind = RB_LOCK_BUSY;
+        if (r->elements == 2)
+            return rb_reply__int(r->element[1], 0, 1LL << 40,
+                                 &out->next_ms) == RB_OK ? RB_OK : RB_EPROTO;
+        return r->elements == 1 ? RB_OK : RB_EPROTO;
+    }
     if (r->elements != 1)
         return RB_EPROTO;
-    if (word_is(r->element[0], "busy"))
-        out->kind = RB_LOCK_BUSY;
-    else if (word_is(r->element[0], "lost"))
+    if (word_is(r->element[0], "lost"))
         out->kind = RB_LOCK_LOST;
     else if (word_is(r->element[0], "gone"))
         out->kind = RB_LOCK_GONE;

@@ -38,8 +38,9 @@
 --   {'badmax', max}           the lock is in use with another max (a
 --                             shared request says max 1); nothing
 --                             written
---   {'busy'}                  the id holds or waits under another nonce
---                             (two processes with one id); nothing written
+--   {'busy', left_ms}         the id holds or waits under another nonce
+--                             (two processes with one id), whose lease
+--                             has left_ms to run; nothing written
 --   {'lost'}                  a later call found no entry: the waiter's
 --                             lease ran out, or the lock was reset
 --   {'gone'}                  a later call found no entry and no fencing
@@ -86,7 +87,12 @@ local dl, gone = lock_expire(base, now, st.dl, w, ttl)
 local entry = st.entry
 if gone[id] then entry = nil end
 local had, _, token = lock_parse(base, id, entry)
-if had and had ~= nonce then return {'busy'} end
+if had and had ~= nonce then
+  -- How long the other process' lease has left: alive, it renews before
+  -- then; the caller may wait that long to tell.
+  local d = redis.call('ZSCORE', holders, id) or redis.call('ZSCORE', wait, id)
+  return {'busy', d and math.max(0, tonumber(d) - now) or 0}
+end
 local touch = lock_due(st, now, ttl, w)
 local quarantined
 local function quarantine()

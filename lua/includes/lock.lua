@@ -48,9 +48,9 @@ end
 local function lock_quarantine(base, st, now, w)
   if not st.rq then return nil end
   local revoked = lock_key(base, 'revoked')
-  redis.call('ZREMRANGEBYSCORE', revoked, '-inf', '(' .. now)
   local last = redis.call('ZRANGE', revoked, -1, -1, 'WITHSCORES')[2]
-  if last then return tonumber(last) end
+  if last and tonumber(last) >= now then return tonumber(last) end
+  redis.call('DEL', revoked)
   w.rq = ''
   return nil
 end

@@ -96,3 +96,25 @@ check "... once the dead holder's lease passed (<= 2 s + 1.5 s; $ms ms)" test "$
 t0=$(now_ms)
 rb lock --name "$(fresh fresh)" -n -- true
 expect_eq "a fresh name: had at once with -n" 0 $?
+
+# ---- one live process per id ---------------------------------------------------
+# A second lock with an id a live holder uses waits up to that holder's
+# lease and is refused (exit 2) once the holder renews; after a holder
+# killed with -9, it takes the place once the lease has passed.
+name=$(fresh dup)
+spawn "$name.a" $RBARRIER lock --name "$name" --id same --lease 1.5 -- sh -c "echo \$\$ > '$T/$name.a.cmd'; exec sleep 60"
+wait_until 20 test -s "$T/$name.a.cmd" || not_ok "dup: a holds"
+t0=$(now_ms)
+rb lock --name "$name" --id same -- touch "$T/$name.b-ran" 2>"$T/$name.b.err"
+code=$? ms=$(since "$t0")
+expect_eq "the same --id while a live holder renews: exit 2" 2 "$code"
+check "... within about one lease (<= 1.5 s + 1.5 s; $ms ms)" test "$ms" -le 3000
+expect_match "... naming the id and that a live process renewed it" "id 'same' is in use by another live process \(it renewed" "$(cat "$T/$name.b.err")"
+check "... without running its command" test ! -e "$T/$name.b-ran"
+expect_eq "... and the holder holds on" running "$(code_of "$name.a")"
+kill -9 "$(pid_of "$name.a")" "$(cat "$T/$name.a.cmd")"
+t0=$(now_ms)
+rb lock --name "$name" --id same --timeout 30 -- true
+expect_eq "the same --id after its holder was killed: takes the place (exit 0)" 0 $?
+ms=$(since "$t0")
+check "... once the dead holder's lease passed (<= 1.5 s + 1.5 s; $ms ms)" test "$ms" -le 3000

@@ -49,6 +49,9 @@ static void test_lock_decode_good(void **state)
     assert_int_equal(lr.kind, RB_LOCK_BADMAX);
     assert_int_equal(lr.max, 3);
     assert_int_equal(dec("*1\r\n$4\r\nbusy\r\n", &lr), RB_OK);
+    assert_int_equal(dec("*2\r\n$4\r\nbusy\r\n:2500\r\n", &lr), RB_OK);
+    assert_int_equal(lr.kind, RB_LOCK_BUSY);
+    assert_int_equal(lr.next_ms, 2500);
     assert_int_equal(lr.kind, RB_LOCK_BUSY);
     assert_int_equal(dec("*1\r\n$4\r\nlost\r\n", &lr), RB_OK);
     assert_int_equal(lr.kind, RB_LOCK_LOST);
@@ -81,7 +84,8 @@ static void test_lock_decode_hostile(void **state)
         "*2\r\n$4\r\nwait\r\n:-2\r\n",              /* below -1 */
         "*2\r\n$4\r\nwait\r\n$2\r\n1x\r\n",
         "*2\r\n$6\r\nbadmax\r\n$1\r\nx\r\n",
-        "*2\r\n$4\r\nbusy\r\n:1\r\n",
+        "*2\r\n$4\r\nbusy\r\n:-1\r\n",
+        "*3\r\n$4\r\nbusy\r\n:1\r\n:1\r\n",
         "*1\r\n$5\r\nheld?\r\n",
         "*1\r\n:1\r\n",
         "*1\r\n*1\r\n$4\r\nheld\r\n",
