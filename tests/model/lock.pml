@@ -386,6 +386,21 @@ proctype Reset()
 	}
 }
 
+proctype Dup()
+{
+end:	/* it may come while id 0 is not held: then it never asks */
+	atomic {
+		(holders & B(0)) && !(expd & B(0)) ->
+#ifndef MUT_LOCK_DUP_JOINS
+		skip                      /* busy: refused (exit 2) */
+#else
+		running++; runx++;        /* runs as the holder of its id */
+		assert(runx <= KS);
+		assert(runx == 0 || running == runx)
+#endif
+	}
+}
+
 init
 {
 	byte n;
@@ -395,6 +410,9 @@ init
 		}
 #if RESETS > 0
 		run Reset()    /* one reset at any moment */
+#endif
+#ifdef DUP
+		run Dup()
 #endif
 	}
 }
