@@ -204,3 +204,20 @@ done
 expect_match "-w with --timeout says they differ" "exclude each other" \
     "$(rb lock --name bad -w 1 --timeout 1 -- true 2>&1)"
 expect_eq "bad usage sent nothing to Redis" "$before" "$(cmdstats)"
+
+# ---- hints -----------------------------------------------------------------------
+expect_match "--na suggests --name (the option it starts)" "did you mean --name\?" \
+    "$(rb lock --na x -- true 2>&1)"
+expect_match "wait --na suggests --name, not --n" "did you mean --name\?" \
+    "$(rb wait --na x --n 2 2>&1)"
+err=$(rb lock --name x sleep 1 2>&1)
+expect_eq "a command without '--': exit 2" 2 $?
+expect_match "... asking whether '--' was forgotten" "did you forget '--' before the command\?" "$err"
+name=$(fresh hint)
+spawn "$name.h" $RBARRIER lock --name "$name" --id h -- sh -c "$(hold_until "$T/$name.go")"
+wait_until 20 _holding_is "$name" 1 || not_ok "hint: h holds"
+expect_match "reset --name of a held lock names --lock" "lock of that name is in use: --lock resets it" \
+    "$(rb reset --name "$name")"
+touch "$T/$name.go"; await "$name.h" 30
+expect_match "lock --help lists lock's own exit meanings" "the lock was not had" "$(rb lock --help)"
+check "... and no barrier's round" sh -c "! $RBARRIER lock --help | grep -q 'round was broken'"
