@@ -237,6 +237,60 @@ static void say_holders(rb_conn *conn, const rb_lock_opts *o)
     rb_lock_state_clear(&st);
 }
 
+/* The one-line progress of a wait on a terminal, as wait's: who holds,
+ * for how long, how many are ahead. A status read at most each second,
+ * and only on a terminal, where a person is watching. */
+typedef struct lock_line {
+    rb_conn *conn;
+    const rb_lock_opts *o;
+    long long shown_at;
+    int shown;
+} lock_line;
+
+static void lock_progress(long long waited_ms, void *payload)
+{
+    lock_line *line = payload;
+    rb_lock_state st;
+    char buf[600], holder[RB_NAME_MAX + 40] = "nobody (a reset's quarantine)";
+    size_t i, j = 0, ahead;
+    int len;
+
+    (void)waited_ms;
+    if (line->shown && cli_now_ms() - line->shown_at < 1000)
+        return;
+    line->shown_at = cli_now_ms();
+    if (rb_lock_status(&st, line->conn, line->o->prefix, line->o->name,
+                       NULL) != RB_OK)
+        return;
+    for (ahead = 0; ahead < st.waiters_count; ahead++)
+        if (strcmp(st.waiters[ahead].id, line->o->id) == 0)
+            break;
+    for (i = 1; i < st.holders_count; i++)
+        if (st.holders[i].held_ms > st.holders[j].held_ms)
+            j = i;    /* the longest holder is the one to name */
+    if (st.holders_count)
+        snprintf(holder, sizeof(holder), "%s", st.holders[j].id);
+    if (st.holders_count > 1)
+        snprintf(holder + strlen(holder), sizeof(holder) - strlen(holder),
+                 " and %zu more", st.holders_count - 1);
+    len = snprintf(buf, sizeof(buf), "\r\033[K%s: held by %s for %llds, %zu "
+                   "ahead", line->o->name, holder,
+                   st.holders_count ? st.holders[j].held_ms / 1000 : 0LL,
+                   ahead);
+    rb_lock_state_clear(&st);
+    if (len > 0 && write(STDERR_FILENO, buf, (size_t)len < sizeof(buf)
+                                                 ? (size_t)len
+                                                 : sizeof(buf) - 1) > 0)
+        line->shown = 1;
+}
+
+static void lock_progress_erase(lock_line *line)
+{
+    if (line->shown && write(STDERR_FILENO, "\r\033[K", 4) < 0)
+        line->shown = 0;
+    line->shown = 0;
+}
+
 /* The lock was not had (-n, or a -w or --timeout expiry): flock's exit
  * code, or -E's, or 124 for --timeout alone. */
 static int not_had(const lock_args *a, const char *msg, const char *name)
@@ -256,6 +310,7 @@ int cmd_lock(int argc, char **argv)
     size_t nt = 0;
     rb_lock_opts o = RB_LOCK_OPTS_INIT;
     lock_args a = { 0, 0, NULL, 0 };
+    lock_line line = { NULL, NULL, 0, 0 };
     cli_config cfg = CLI_CONFIG_INIT;
     rb_conn *conn = NULL;
     rb_lock *l = NULL;
@@ -311,7 +366,7 @@ int cmd_lock(int argc, char **argv)
                             "(default 10s, as timeout -k)");
     f.verbose = arg_lit0(NULL, "verbose", "say on stderr who held the lock "
                          "up and how long getting it took");
-    f.quiet = arg_lit0("q", "quiet", "no warnings");
+    f.quiet = arg_lit0("q", "quiet", "no progress line and no warnings");
     f.end = arg_end(10);
     table[nt++] = f.name;
     table[nt++] = f.shared;
@@ -362,7 +417,14 @@ int cmd_lock(int argc, char **argv)
     started = cli_now_ms();
     if (a.verbose)
         say_holders(conn, &o);
+    if (!f.quiet->count && !cli_out_json() && isatty(STDERR_FILENO)) {
+        line.conn = conn;
+        line.o = &o;
+        o.progress = lock_progress;
+        o.payload = &line;
+    }
     rc = rb_lock_acquire(&l, conn, &o, &err);
+    lock_progress_erase(&line);
     if (rc == RB_ETIMEOUT && (a.conflict >= 0 || o.nonblock)) {
         code = not_had(&a, err.msg, o.name);
         goto out;

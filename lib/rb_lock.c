@@ -351,6 +351,7 @@ static int busy_id(rb_lock *l, const rb_lock_reply *lr, long long sent,
 static int wait_for_grant(rb_lock *l, const rb_lock_opts *o,
                           const rb_deadline *own, rb_error *err)
 {
+    long long started = rb_now_ms();
     char max[24];
     long long dup_until = 0;
     int first = 1, rc;
@@ -418,6 +419,8 @@ static int wait_for_grant(rb_lock *l, const rb_lock_opts *o,
                                           "had (held by another, or others "
                                           "wait first)", l->name));
         first = 0;
+        if (o->version >= 2 && o->progress)
+            o->progress(rb_now_ms() - started, o->payload);
         slice = l->lease_ms / 3;
         if (lr.next_ms >= 0 && lr.next_ms + RB_LOCK_AFTER_DEADLINE_MS < slice)
             slice = lr.next_ms + RB_LOCK_AFTER_DEADLINE_MS;

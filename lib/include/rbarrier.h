@@ -481,6 +481,11 @@ typedef struct rb_lock_opts {
     /* version 2: */
     int shared;               /* 1: a shared (read) request; needs max 1 */
     int nonblock;             /* 1: one attempt; not had: RB_ETIMEOUT */
+    /* called between blocking slices while waiting (ms waited so far); it
+     * may use the connection (rb_lock_status) but not the handle. NULL:
+     * none */
+    void (*progress)(long long waited_ms, void *payload);
+    void *payload;
 } rb_lock_opts;
 
 #define RB_LOCK_OPTS_VERSION 2

@@ -221,3 +221,19 @@ expect_match "reset --name of a held lock names --lock" "lock of that name is in
 touch "$T/$name.go"; await "$name.h" 30
 expect_match "lock --help lists lock's own exit meanings" "the lock was not had" "$(rb lock --help)"
 check "... and no barrier's round" sh -c "! $RBARRIER lock --help | grep -q 'round was broken'"
+
+# ---- the progress line of a waiting lock on a terminal ---------------------------
+if command -v script >/dev/null; then
+    name=$(fresh tty)
+    spawn "$name.h" $RBARRIER lock --name "$name" --id holder-h -- sh -c "$(hold_until "$T/$name.go")"
+    wait_until 20 _holding_is "$name" 1 || not_ok "tty: the holder holds"
+    script -qc "$RBARRIER lock --name $name --id tw -w 2.5 -- true" /dev/null > "$T/$name.tty" 2>&1
+    expect_match "pty: the waiting line names the holder, its time and the line" \
+        "$name: held by holder-h for [0-9]+s, 0 ahead" "$(cat "$T/$name.tty")"
+    expect_match "pty: ... and is erased at the end" $'\r\033\\[K' "$(cat "$T/$name.tty")"
+    $RBARRIER lock --name "$name" --id fw -w 1.2 -- true 2> "$T/$name.file"
+    check "stderr to a file: no progress line" sh -c "! grep -q 'held by' '$T/$name.file'"
+    touch "$T/$name.go"; await "$name.h" 30
+else
+    skip "script(1) not installed: no pty for the progress line"
+fi
