@@ -136,9 +136,10 @@ else
   end
   dl = lock_lower(w, dl, now + lease)
   if nqueue == 0 and not quarantine() and
-     lock_fits(base, max, held, shared, w) then
+     lock_fits(max, held, shared, st.sh) then
     -- It fits and nobody is in line: granted without queueing.
     token = lock_next_token(base, ttl)
+    w.sh = shared and '1' or '0'
     redis.call('ZADD', holders, now + lease, id)
     w[mykey] = lock_fmt(nonce, lease, token, now, shared)
     if held == 0 then lock_created(base, 'holders', ttl) end
@@ -157,7 +158,8 @@ else
 end
 
 local q = quarantine()
-local mine = not q and lock_grant(base, cur, now, ttl, id, held, w, dl)
+local mine = not q and lock_grant(base, cur, now, ttl, id, held, w, dl, nil,
+                                  st.sh)
 if mine then return done({'held', mine}) end
 -- dl is never later than the holders' earliest lease deadline, so a slice
 -- that ends just after it finds a dead holder's slot at once; only when it

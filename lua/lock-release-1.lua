@@ -62,7 +62,7 @@ if head then
   local dl = lock_expire(base, now, st.dl, w, ttl)
   if not lock_quarantine(base, st, now, w) then
     lock_grant(base, tonumber(st.max or '1') or 1, now, ttl, nil, nil, w,
-               dl, head)
+               dl, head, st.sh)
   end
   local touch = lock_due(st, now, ttl, w)
   lock_write(base, w)

@@ -44,7 +44,8 @@ local w = {}
 if deadline < now then
   local dl = lock_expire(base, now, st.dl, w, ttl)
   if not lock_quarantine(base, st, now, w) then
-    lock_grant(base, tonumber(st.max or '1') or 1, now, ttl, nil, nil, w, dl)
+    lock_grant(base, tonumber(st.max or '1') or 1, now, ttl, nil, nil, w, dl,
+               nil, st.sh)
   end
   lock_write(base, w)
   return {'lost'}

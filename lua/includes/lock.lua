@@ -3,7 +3,9 @@
 --
 -- Keys under the base key rb:l:{NAME} (all derived by lock_key):
 --   rb:l:{NAME}           hash: max (slots, fixed while anyone holds or
---                         waits), seq (last queue ticket), exp (when the
+--                         waits), sh ('1': the holders, if any, hold
+--                         shared; set by each grant), seq (last queue
+--                         ticket), exp (when the
 --                         expiries were last pushed out, ms), dl (a lower
 --                         bound of every holder's and waiter's lease
 --                         deadline, ms), and i:<id> per holder or waiter,
@@ -33,10 +35,10 @@
 -- read in one HMGET of the base hash and written in one HSET.
 local function lock_state(base, id)
   local st = redis.call('HMGET', base, 'max', 'seq', 'exp', 'dl', 'i:' .. id,
-                        'rq')
+                        'rq', 'sh')
   return {max = st[1], seq = st[2], exp = tonumber(st[3] or '0') or 0,
           dl = tonumber(st[4] or ''), entry = st[5],
-          rq = tonumber(st[6] or '')}
+          rq = tonumber(st[6] or ''), sh = st[7] == '1'}
 end
 
 -- After a reset, nothing is granted until every holder it revoked has
@@ -178,26 +180,13 @@ local function lock_next_token(base, ttl)
   return token
 end
 
--- Whether the holders (if any) hold shared: they are all shared or one
--- holds alone, so one entry tells.
-local function lock_holders_shared(base, w)
-  local h = redis.call('ZRANGE', lock_key(base, 'holders'), 0, 0)[1]
-  if not h then return true end
-  local v = w['i:' .. h]
-  if v == nil then v = redis.call('HGET', base, 'i:' .. h) end
-  local _, _, _, _, shared = lock_parse(base, h, v)
-  return shared
-end
-
 -- Whether a request (shared or not) can be granted beside `held` holders
 -- of a lock of max slots: a shared one beside shared holders only (max is
--- 1 then: a read-write lock), an exclusive one while a slot is free. hs
--- caches lock_holders_shared (nil: not read yet); returns it too.
-local function lock_fits(base, max, held, shared, w, hs)
-  if not shared then return held < max, hs end
-  if held == 0 then return true, hs end
-  if hs == nil then hs = lock_holders_shared(base, w) end
-  return hs, hs
+-- 1 then: a read-write lock), an exclusive one while a slot is free. hs:
+-- the holders, if any, hold shared (the base hash's sh).
+local function lock_fits(max, held, shared, hs)
+  if shared then return held == 0 or hs end
+  return held < max
 end
 
 -- Grant free slots to the queue's head, in ticket order: each grant takes
@@ -208,15 +197,17 @@ end
 -- together. `self` (an id, or nil) is the caller, told by the reply
 -- instead; ttl (s) is for the keys a grant may create; held is the
 -- holders' count (nil: counted here); head, when given, is the queue's
--- head as the caller just read it. The grantees' entries and dl go into
--- w. Run after lock_expire with the same now.
+-- head as the caller just read it; hs, st.sh. The grantees' entries, dl
+-- and sh go into w. Run after lock_expire with the same now.
 -- Returns self's token when it was granted, else nil.
-local function lock_grant(base, max, now, ttl, self, held, w, dl, head)
+local function lock_grant(base, max, now, ttl, self, held, w, dl, head, hs)
   local holders, queue = lock_key(base, 'holders'), lock_key(base, 'queue')
   local wait = lock_key(base, 'wait')
   held = held or redis.call('ZCARD', holders)
-  local mine, hs = nil, nil
-  while true do
+  local mine = nil
+  -- Full of exclusive holders, nothing fits, whatever waits: the queue is
+  -- not read (a held mutex, a grant just made).
+  while held < max or hs do
     head = head or redis.call('ZRANGE', queue, 0, 0)[1]
     if not head then break end
     -- lock_expire has just dropped every waiter whose lease ran out, its
@@ -224,11 +215,7 @@ local function lock_grant(base, max, now, ttl, self, held, w, dl, head)
     local v = w['i:' .. head]
     if v == nil then v = redis.call('HGET', base, 'i:' .. head) end
     local nonce, lease, _, _, shared = lock_parse(base, head, v)
-    if nonce then
-      local fits
-      fits, hs = lock_fits(base, max, held, shared, w, hs)
-      if not fits then break end
-    end
+    if nonce and not lock_fits(max, held, shared, hs) then break end
     redis.call('ZREM', queue, head)
     redis.call('ZREM', wait, head)
     if nonce then
@@ -238,6 +225,7 @@ local function lock_grant(base, max, now, ttl, self, held, w, dl, head)
       dl = lock_lower(w, dl, now + lease)
       held = held + 1
       hs = shared
+      w.sh = shared and '1' or '0'
       w['i:' .. head] = lock_fmt(nonce, lease, token, now, shared)
       if head == self then
         mine = token
