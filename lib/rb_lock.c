@@ -325,14 +325,16 @@ static int block_slice(rb_lock *l, long long slice_ms, const rb_deadline *own,
  * meanwhile means it renewed, and the id is refused. *until: the first
  * deadline seen, by this clock, counted from the reply (a bound above);
  * a later one is counted from the sending (a bound below), so a slow
- * reply is never taken for a renewal. RB_OK: try again now. */
+ * reply is never taken for a renewal; 5 ms for the two clocks' whole
+ * milliseconds (a renewal moves it by a third of a lease, 10 ms at
+ * least). RB_OK: try again now. */
 static int busy_id(rb_lock *l, const rb_lock_reply *lr, long long sent,
                    long long *until, rb_error *err)
 {
     long long now = rb_now_ms(), pause;
 
     if (lr->next_ms < 0 || l->nonblock ||
-        (*until != 0 && sent + lr->next_ms > *until))
+        (*until != 0 && sent + lr->next_ms > *until + 5))
         return rb_error__set(err, RB_EINVAL, "lock %s: id '%s' is in use by "
                              "another live process (it %s); each needs an id "
                              "of its own (nothing written)", l->name, l->id,
