@@ -1,0 +1,87 @@
+-- Each name's history, appended by the scripts that already run, so seeing
+-- the job costs no round trip (doc/SEEING.md):
+--
+--   <prefix>:h:{NAME}      stream, capped near HISTORY_CAP events (MAXLEN ~:
+--                          Redis trims whole nodes, so it may hold up to one
+--                          node, 100 entries by default, more)
+--   <prefix>:h:{NAME}:n    hash of counters that never go back (HINCRBY):
+--                          what a capped stream cannot count
+--   <prefix>:h:{NAME}:off  present while history is off for the name
+--
+-- The keys carry the name's own {tag} (a barrier inside a job: the job's,
+-- and the event says which barrier), so they sit in the slot of the key the
+-- script was given and a cluster runs the script as before. The event's
+-- time is its stream id (Redis' clock, as the leases). History decides
+-- nothing: no script reads it back, and the protocol models leave it out.
+
+local HISTORY_CAP = 10000
+
+-- The history key of the name a base key belongs to, and what follows the
+-- tag in the base key ('' for a plain name; ':<epoch>:<att>:NAME' for a
+-- barrier inside a job).
+local function history_key(base)
+  local prefix, tag, rest = string.match(base, '^([^{]*):%a:{([^}]*)}(.*)$')
+  return prefix .. ':h:{' .. tag .. '}', rest
+end
+
+-- A key lives ttl seconds past this event; without a ttl (a script that
+-- does not know the name's), an expiry already set is kept, and a key
+-- without one gets a day.
+local function history_expire(key, ttl)
+  if ttl then
+    redis.call('EXPIRE', key, ttl)
+  elseif redis.call('TTL', key) < 0 then
+    redis.call('EXPIRE', key, 86400)
+  end
+end
+
+-- Append one event (ev: field, value, ...) and bump counter `count` (nil:
+-- none), unless the name's history is off.
+local function history(base, ev, count, ttl)
+  local h, rest = history_key(base)
+  if redis.call('EXISTS', h .. ':off') == 1 then return end
+  if rest ~= '' then
+    ev[#ev + 1] = 'in'
+    ev[#ev + 1] = string.sub(rest, 2)
+  end
+  redis.call('XADD', h, 'MAXLEN', '~', HISTORY_CAP, '*', unpack(ev))
+  history_expire(h, ttl)
+  if count then
+    redis.call('HINCRBY', h .. ':n', count, 1)
+    history_expire(h .. ':n', ttl)
+  end
+end
+
+-- An arrival (a repeated one under another nonce is not a new arrival);
+-- passed: it completed the round and passed it (o=ok).
+local function history_arrive(base, id, gen, n, dup, passed, ttl)
+  if dup == 1 and not passed then return end
+  local ev = {'k', 'b', 'e', 'arrive', 'id', id, 'g', gen, 'n', n}
+  if passed then
+    ev[#ev + 1] = 'o'
+    ev[#ev + 1] = 'ok'
+  end
+  history(base, ev, passed and 'passed' or nil, ttl)
+end
+
+-- What broke a round, as a word for counting: the reasons the scripts and
+-- the library write (a party's own words end up as 'other').
+local function history_cause(reason)
+  if string.find(reason, '^lease of .* expired') then return 'lease' end
+  if string.find(reason, ' timed out after ') then return 'timeout' end
+  if string.find(reason, ' interrupted') then return 'interrupted' end
+  if reason == 'reset' then return 'reset' end
+  if string.find(reason, 'lost') or string.find(reason, 'deleted') then
+    return 'lost'
+  end
+  if string.find(reason, '^once%-command ') then
+    return 'command'
+  end
+  return 'other'
+end
+
+local function history_break(base, gen, reason)
+  local cause = history_cause(reason)
+  history(base, {'k', 'b', 'e', 'break', 'g', gen, 'c', cause, 'r', reason},
+          'broken:' .. cause, nil)
+end
