@@ -84,6 +84,10 @@ int cmd_get(int argc, char **argv);
 int cmd_set(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+int cmd_metrics(int argc, char **argv);
 
 /* Options every subcommand takes. */
 typedef struct cli_common {

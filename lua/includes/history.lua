@@ -14,15 +14,9 @@
 -- time is its stream id (Redis' clock, as the leases). History decides
 -- nothing: no script reads it back, and the protocol models leave it out.
 
-local HISTORY_CAP = 10000
+-- (needs keys.lua: history_key)
 
--- The history key of the name a base key belongs to, and what follows the
--- tag in the base key ('' for a plain name; ':<epoch>:<att>:NAME' for a
--- barrier inside a job).
-local function history_key(base)
-  local prefix, tag, rest = string.match(base, '^([^{]*):%a:{([^}]*)}(.*)$')
-  return prefix .. ':h:{' .. tag .. '}', rest
-end
+local HISTORY_CAP = 10000
 
 -- A key lives ttl seconds past this event; without a ttl (a script that
 -- does not know the name's), an expiry already set is kept, and a key

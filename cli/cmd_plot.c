@@ -1,0 +1,2 @@
+#include "history.h"
+int cmd_plot(int argc, char **argv) { (void)argc; (void)argv; return 2; }
