@@ -30,10 +30,10 @@ local function history_expire(key, ttl)
 end
 
 -- Append one event (ev: field, value, ...) and bump counter `count` (nil:
--- none), unless the name's history is off.
+-- none), unless the name's history is off. Returns whether it did.
 local function history(base, ev, count, ttl)
   local h, rest = history_key(base)
-  if redis.call('EXISTS', h .. ':off') == 1 then return end
+  if redis.call('EXISTS', h .. ':off') == 1 then return false end
   if rest ~= '' then
     ev[#ev + 1] = 'in'
     ev[#ev + 1] = string.sub(rest, 2)
@@ -44,6 +44,7 @@ local function history(base, ev, count, ttl)
     redis.call('HINCRBY', h .. ':n', count, 1)
     history_expire(h .. ':n', ttl)
   end
+  return true
 end
 
 -- An arrival (a repeated one under another nonce is not a new arrival);
@@ -68,7 +69,9 @@ local function history_cause(reason)
   if string.find(reason, 'lost') or string.find(reason, 'deleted') then
     return 'lost'
   end
-  if string.find(reason, '^once%-command ') then
+  if string.find(reason, 'made no progress') then return 'stall' end
+  if string.find(reason, '^once%-command ') or
+     string.find(reason, '\'s command ') then
     return 'command'
   end
   return 'other'
@@ -78,4 +81,53 @@ local function history_break(base, gen, reason)
   local cause = history_cause(reason)
   history(base, {'k', 'b', 'e', 'break', 'g', gen, 'c', cause, 'r', reason},
           'broken:' .. cause, nil)
+end
+
+-- A job's member entering (e=enter) or leaving (e=leave) attempt att of
+-- epoch; last: the one that completed the meeting ('go': the attempt
+-- runs; 'done': the job ended well), counted.
+local function history_job(base, e, id, epoch, att, last, ttl)
+  local ev = {'k', 'j', 'e', e, 'id', id, 'g', att, 'ep', epoch}
+  if last then
+    ev[#ev + 1] = 'o'
+    ev[#ev + 1] = last
+  end
+  history(base, ev, last and ('job_' .. last) or nil, ttl)
+end
+
+-- A job's attempt broken; st is the job hash's epoch, att, k as the break
+-- read them: with restarts left, the break restarts the job (counted).
+local function history_job_break(base, epoch, att, reason, st, ttl)
+  local cause = history_cause(reason)
+  local restart = tonumber(st[1]) == epoch and tonumber(st[2]) == att and
+                  att < tonumber(st[3] or '0')
+  local ev = {'k', 'j', 'e', 'break', 'g', att, 'ep', epoch, 'c', cause,
+              'r', reason}
+  if restart then
+    ev[#ev + 1] = 'restart'
+    ev[#ev + 1] = '1'
+  end
+  if history(base, ev, 'job_broken:' .. cause, ttl) and restart then
+    redis.call('HINCRBY', history_key(base) .. ':n', 'job_restarts', 1)
+  end
+end
+
+-- A lock's event: 'queue' (a waiter got in line), 'grant', 'release',
+-- 'expire' (a holder's lease ran out), 'reset'; token for a grant or a
+-- release. Grants and expiries are counted.
+local function history_lock(base, e, id, token, ttl)
+  local ev = {'k', 'l', 'e', e}
+  if id then
+    ev[#ev + 1] = 'id'
+    ev[#ev + 1] = id
+  end
+  if token then
+    ev[#ev + 1] = 'g'
+    ev[#ev + 1] = token
+  end
+  local count = nil
+  if e == 'grant' or e == 'expire' or e == 'reset' then
+    count = 'lock_' .. e
+  end
+  history(base, ev, count, ttl)
 end
