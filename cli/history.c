@@ -276,7 +276,7 @@ int hist_load(hist_view *v, const cli_common *common, const char *name,
     if (rc != RB_OK)
         return cli_fail_as(cli_exit_code(rc, cli_signal()), NULL, err.msg,
                            name);
-    if (view(v, last) != 0)
+    if (view(v, last) != 0 || hist_jobs_locks(v) != 0)
         return cli_fail(CLI_EXIT_REDIS, "out of memory");
     return -1;
 }
@@ -292,6 +292,8 @@ void hist_free(hist_view *v)
     free(v->parties);
     free(v->rounds);
     free(v->arr);
+    free(v->holds);
+    free(v->attempts);
     rb_history_clear(&v->h);
     memset(v, 0, sizeof(*v));
 }

@@ -30,6 +30,21 @@ typedef struct hist_party {
     size_t nlate, nwait;
 } hist_party;
 
+/* A lock's holder: each grant's hold (grant to release or expiry, -1
+ * while held) and wait (in line to grant; 0 granted at once). */
+typedef struct hist_hold {
+    const char *id;         /* borrowed */
+    long long token, granted, ended, wait_ms;
+    const char *how;        /* "release", "expire", "reset", NULL held */
+} hist_hold;
+
+/* A job's attempt: from its first entry to its end. */
+typedef struct hist_attempt {
+    long long epoch, att, start, end;   /* end 0: not ended */
+    int done, restarted;
+    const char *cause, *reason;         /* of its break (borrowed) */
+} hist_attempt;
+
 typedef struct hist_view {
     rb_history h;
     hist_round *rounds;     /* ended rounds, oldest first */
@@ -39,6 +54,10 @@ typedef struct hist_view {
     hist_party *parties;    /* in id order (w2 before w10) */
     size_t nparties;
     long long t0, t1;       /* first and last event of the kept rounds */
+    hist_hold *holds;       /* lock grants, oldest first */
+    size_t nholds;
+    hist_attempt *attempts; /* job attempts, oldest first */
+    size_t nattempts;
 } hist_view;
 
 /* Parse the common flags and --name, read the history of name and build
@@ -47,6 +66,10 @@ typedef struct hist_view {
 int hist_load(hist_view *v, const cli_common *common, const char *name,
               long last, cli_config *cfg);
 void hist_free(hist_view *v);
+
+/* Fill v->holds and v->attempts from v->h (history_jobs.c): 0, or -1
+ * out of memory. */
+int hist_jobs_locks(hist_view *v);
 
 /* The pct-th percentile (nearest rank) of xs[0..n), sorting xs; 0 when
  * n is 0. */

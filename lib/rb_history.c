@@ -49,6 +49,7 @@ static void event_clear(rb_event *e)
     free(e->cause);
     free(e->reason);
     free(e->in);
+    free(e->outcome);
     memset(e, 0, sizeof(*e));
 }
 
@@ -93,13 +94,18 @@ static int decode_entry(rb_event *e, const redisReply *r)
             e->g = to_ll(v);
         else if (strcmp(k->str, "n") == 0)
             e->n = to_ll(v);
+        else if (strcmp(k->str, "ep") == 0)
+            e->epoch = to_ll(v);
+        else if (strcmp(k->str, "restart") == 0)
+            e->restart = 1;
         else if (strcmp(k->str, "o") == 0)
-            e->passed = v->len == 2 && memcmp(v->str, "ok", 2) == 0;
+            slot = &e->outcome;
         if (slot && *slot == NULL && !(*slot = dup_str(v)))
             return RB_ENOMEM;
     }
     if (e->event == NULL && !(e->event = strdup("?")))
         return RB_ENOMEM;
+    e->passed = e->outcome && strcmp(e->outcome, "ok") == 0;
     return RB_OK;
 }
 

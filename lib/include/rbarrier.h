@@ -681,7 +681,12 @@ typedef struct rb_event {
     char *id;             /* the party, member or holder; NULL none (owned) */
     long long g;          /* the round, attempt or token; 0 none */
     long long n;          /* the party count; 0 none */
+    long long epoch;      /* a job's run; 0 none */
     int passed;           /* an arrival that completed and passed its round */
+    char *outcome;        /* what the event ended: "ok" (a round passed),
+                             "go" (a job attempt began), "done" (a job
+                             ended well); NULL none (owned) */
+    int restart;          /* a job's break that restarts it */
     char *cause;          /* of a break: one word; NULL none (owned) */
     char *reason;         /* of a break, in full; NULL none (owned) */
     char *in;             /* a barrier inside a job: "<epoch>:<att>:NAME";
