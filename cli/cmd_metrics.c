@@ -65,27 +65,30 @@ static void counters(const hist_view *v, const char *name, const char *metric,
     }
 }
 
-static void waits(const hist_view *v, const char *name)
+/* What a histogram is made of: counts per bucket (the last: +Inf). */
+typedef struct hist {
+    size_t count[NBOUNDS + 1], total;
+    long long sum_ms;
+} hist;
+
+static void hist_add(hist *h, long long ms)
 {
-    const char *m = "rbarrier_recent_wait_seconds";
-    size_t count[NBOUNDS + 1] = { 0 }, i, b, total = 0;
+    size_t k;
+
+    for (k = 0; k < NBOUNDS && (double)ms / 1000 > bounds[k]; k++)
+        ;
+    h->count[k]++;
+    h->sum_ms += ms;
+    h->total++;
+}
+
+static void histogram(const char *m, const char *name, const hist *h)
+{
+    size_t i, b;
     char metric[64], num[32], le[16];
-    long long sum_ms = 0;
-
-    for (i = 0; i < v->nparties; i++)
-        for (b = 0; b < v->parties[i].nwait; b++) {
-            long long w = v->parties[i].wait[b];
-            size_t k;
-
-            for (k = 0; k < NBOUNDS && (double)w / 1000 > bounds[k]; k++)
-                ;
-            count[k]++;
-            sum_ms += w;
-            total++;
-        }
     snprintf(metric, sizeof(metric), "%s_bucket", m);
     for (b = 0, i = 0; b <= NBOUNDS; b++) {
-        i += count[b];
+        i += h->count[b];
         if (b < NBOUNDS)
             snprintf(le, sizeof(le), "%g", bounds[b]);
         else
@@ -94,11 +97,48 @@ static void waits(const hist_view *v, const char *name)
         sample(metric, name, "le", le, num);
     }
     snprintf(metric, sizeof(metric), "%s_sum", m);
-    snprintf(num, sizeof(num), "%.3f", (double)sum_ms / 1000);
+    snprintf(num, sizeof(num), "%.3f", (double)h->sum_ms / 1000);
     sample(metric, name, NULL, NULL, num);
     snprintf(metric, sizeof(metric), "%s_count", m);
-    snprintf(num, sizeof(num), "%zu", total);
+    snprintf(num, sizeof(num), "%zu", h->total);
     sample(metric, name, NULL, NULL, num);
+}
+
+/* which: 0 barrier waits, 1 lock holds, 2 lock waits. */
+static void recent(const hist_view *v, const char *name, const char *m,
+                   int which)
+{
+    hist h;
+    size_t i, b;
+
+    memset(&h, 0, sizeof(h));
+    if (which == 0) {
+        for (i = 0; i < v->nparties; i++)
+            for (b = 0; b < v->parties[i].nwait; b++)
+                hist_add(&h, v->parties[i].wait[b]);
+    } else {
+        for (i = 0; i < v->nholds; i++) {
+            if (which == 1 && v->holds[i].how)
+                hist_add(&h, v->holds[i].ended - v->holds[i].granted);
+            if (which == 2)
+                hist_add(&h, v->holds[i].wait_ms);
+        }
+    }
+    histogram(m, name, &h);
+}
+
+/* A counter family from one hash field per name. */
+static void plain(const hist_view *vs, const char *const *names, int n,
+                  const char *metric, const char *field, const char *help)
+{
+    char num[32];
+    int i;
+
+    family(metric, "counter", help);
+    for (i = 0; i < n; i++) {
+        snprintf(num, sizeof(num), "%lld", hist_counter(&vs[i], field));
+        sample(metric, names[i], NULL, NULL, num);
+    }
 }
 
 /* Every family once, with a sample per name (the text format wants a
@@ -108,12 +148,8 @@ static void metrics(const hist_view *vs, const char *const *names, int n)
     char num[32];
     int i;
 
-    family("rbarrier_rounds_passed_total", "counter",
-           "Rounds passed, since the name's history began.");
-    for (i = 0; i < n; i++) {
-        snprintf(num, sizeof(num), "%lld", hist_counter(&vs[i], "passed"));
-        sample("rbarrier_rounds_passed_total", names[i], NULL, NULL, num);
-    }
+    plain(vs, names, n, "rbarrier_rounds_passed_total", "passed",
+          "Rounds passed, since the name's history began.");
     family("rbarrier_rounds_broken_total", "counter",
            "Rounds broken, by cause, since the name's history began.");
     for (i = 0; i < n; i++)
@@ -134,7 +170,31 @@ static void metrics(const hist_view *vs, const char *const *names, int n)
            "Waits (arrival to the round's end) of the rounds the history "
            "keeps: the last rounds, not all since the start.");
     for (i = 0; i < n; i++)
-        waits(&vs[i], names[i]);
+        recent(&vs[i], names[i], "rbarrier_recent_wait_seconds", 0);
+    family("rbarrier_job_breaks_total", "counter",
+           "Job attempts broken, by cause (stall: made no progress).");
+    for (i = 0; i < n; i++)
+        counters(&vs[i], names[i], "rbarrier_job_breaks_total",
+                 "job_broken:", "cause");
+    plain(vs, names, n, "rbarrier_job_restarts_total", "job_restarts",
+          "Job restarts (a break with restarts left).");
+    plain(vs, names, n, "rbarrier_job_attempts_total", "job_go",
+          "Job attempts begun (every member entered).");
+    plain(vs, names, n, "rbarrier_jobs_done_total", "job_done",
+          "Jobs ended well (every member left).");
+    plain(vs, names, n, "rbarrier_lock_grants_total", "lock_grant",
+          "Lock slots granted.");
+    plain(vs, names, n, "rbarrier_lock_expired_total", "lock_expire",
+          "Lock holders whose lease ran out.");
+    family("rbarrier_recent_lock_hold_seconds", "histogram",
+           "Lock holds (grant to release or expiry) the history keeps.");
+    for (i = 0; i < n; i++)
+        recent(&vs[i], names[i], "rbarrier_recent_lock_hold_seconds", 1);
+    family("rbarrier_recent_lock_wait_seconds", "histogram",
+           "Lock waits (in line to grant; 0 granted at once) the history "
+           "keeps.");
+    for (i = 0; i < n; i++)
+        recent(&vs[i], names[i], "rbarrier_recent_lock_wait_seconds", 2);
 }
 
 int cmd_metrics(int argc, char **argv)

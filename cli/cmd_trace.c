@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "history.h"
@@ -26,8 +27,97 @@ static void meta(cli_json *j, const char *what, long long tid,
     cli_json_end_obj(j);
 }
 
+/* A lock holder's track: the party's of the same id, else one of its own
+ * after the parties' (extra: the holder ids given tracks so far). */
+static long long holder_tid(const hist_view *v, const char **extra,
+                            size_t *nextra, const char *id)
+{
+    size_t i;
+
+    for (i = 0; i < v->nparties; i++)
+        if (strcmp(v->parties[i].id, id) == 0)
+            return (long long)i + 1;
+    for (i = 0; i < *nextra; i++)
+        if (strcmp(extra[i], id) == 0)
+            return (long long)(v->nparties + i) + 1;
+    extra[(*nextra)++] = id;
+    return (long long)(v->nparties + *nextra);
+}
+
+static void slice(cli_json *j, const char *name, const char *cat,
+                  long long tid, long long ts_ms, long long dur_ms)
+{
+    cli_json_begin_obj(j);
+    cli_json_kstr(j, "name", name);
+    cli_json_kstr(j, "cat", cat);
+    cli_json_kstr(j, "ph", "X");
+    cli_json_kint(j, "pid", 1);
+    cli_json_kint(j, "tid", tid);
+    cli_json_kint(j, "ts", ts_ms * 1000);
+    cli_json_kint(j, "dur", dur_ms * 1000);
+}
+
+/* Lock holds on their holders' tracks; job attempts on track 0, with an
+ * instant per break. */
+static void jobs_locks(cli_json *j, const hist_view *v, long long t0,
+                       long long now)
+{
+    const char **extra = calloc(v->nholds + 1, sizeof(*extra));
+    char label[64];
+    size_t i, nextra = 0;
+
+    for (i = 0; extra && i < v->nholds; i++) {
+        const hist_hold *h = &v->holds[i];
+        long long end = h->how ? h->ended : now;
+
+        snprintf(label, sizeof(label), "hold %lld", h->token);
+        slice(j, label, "lock", holder_tid(v, extra, &nextra, h->id),
+              h->granted - t0, end - h->granted);
+        cli_json_key(j, "args");
+        cli_json_begin_obj(j);
+        cli_json_kint(j, "token", h->token);
+        cli_json_kint(j, "wait_ms", h->wait_ms);
+        cli_json_kstr(j, "ended_by", h->how);
+        cli_json_end_obj(j);
+        cli_json_end_obj(j);
+    }
+    for (i = 0; i < nextra; i++)
+        meta(j, "thread_name", (long long)(v->nparties + i) + 1, extra[i]);
+    free(extra);
+    for (i = 0; i < v->nattempts; i++) {
+        const hist_attempt *a = &v->attempts[i];
+        long long end = a->end ? a->end : now;
+
+        snprintf(label, sizeof(label), "attempt %lld", a->att);
+        slice(j, label, "job", 0, a->start - t0, end - a->start);
+        cli_json_end_obj(j);
+        if (!a->reason)
+            continue;
+        cli_json_begin_obj(j);
+        cli_json_kstr(j, "name", a->restarted ? "job break (restart)" :
+                      "job break");
+        cli_json_kstr(j, "cat", "break");
+        cli_json_kstr(j, "ph", "i");
+        cli_json_kstr(j, "s", "p");
+        cli_json_kint(j, "pid", 1);
+        cli_json_kint(j, "tid", 0);
+        cli_json_kint(j, "ts", (a->end - t0) * 1000);
+        cli_json_key(j, "args");
+        cli_json_begin_obj(j);
+        cli_json_kstr(j, "cause", a->cause);
+        cli_json_kstr(j, "reason", a->reason);
+        cli_json_end_obj(j);
+        cli_json_end_obj(j);
+    }
+}
+
 static void trace(cli_json *j, const char *name, const hist_view *v)
 {
+    /* Times from the oldest event kept; what is still open ends at the
+     * newest. */
+    long long t0 = v->h.events_count ? v->h.events[0].ms : 0;
+    long long now = v->h.events_count ?
+                    v->h.events[v->h.events_count - 1].ms : 0;
     char label[64];
     size_t i, k;
 
@@ -35,11 +125,13 @@ static void trace(cli_json *j, const char *name, const hist_view *v)
     cli_json_key(j, "otherData");
     cli_json_begin_obj(j);
     cli_json_kstr(j, "name", name);
-    cli_json_kint(j, "start_ms", v->t0);
+    cli_json_kint(j, "start_ms", t0);
     cli_json_end_obj(j);
     cli_json_key(j, "traceEvents");
     cli_json_begin_arr(j);
     meta(j, "process_name", 0, name);
+    if (v->nattempts)
+        meta(j, "thread_name", 0, "job");
     for (i = 0; i < v->nparties; i++)
         meta(j, "thread_name", (long long)i + 1, v->parties[i].id);
     for (i = 0; i < v->nrounds; i++) {
@@ -54,7 +146,7 @@ static void trace(cli_json *j, const char *name, const hist_view *v)
             cli_json_kstr(j, "ph", "X");
             cli_json_kint(j, "pid", 1);
             cli_json_kint(j, "tid", (long long)v->arr[k].party + 1);
-            cli_json_kint(j, "ts", (v->arr[k].ms - v->t0) * 1000);
+            cli_json_kint(j, "ts", (v->arr[k].ms - t0) * 1000);
             cli_json_kint(j, "dur", (r->end - v->arr[k].ms) * 1000);
             cli_json_key(j, "args");
             cli_json_begin_obj(j);
@@ -73,7 +165,7 @@ static void trace(cli_json *j, const char *name, const hist_view *v)
         cli_json_kstr(j, "s", "p");
         cli_json_kint(j, "pid", 1);
         cli_json_kint(j, "tid", 0);
-        cli_json_kint(j, "ts", (r->end - v->t0) * 1000);
+        cli_json_kint(j, "ts", (r->end - t0) * 1000);
         cli_json_key(j, "args");
         cli_json_begin_obj(j);
         cli_json_kint(j, "gen", r->g);
@@ -82,6 +174,7 @@ static void trace(cli_json *j, const char *name, const hist_view *v)
         cli_json_end_obj(j);
         cli_json_end_obj(j);
     }
+    jobs_locks(j, v, t0, now);
     cli_json_end_arr(j);
 }
 
