@@ -297,3 +297,24 @@ void hist_free(hist_view *v)
     rb_history_clear(&v->h);
     memset(v, 0, sizeof(*v));
 }
+
+struct arg_lit *cli_no_history_flag(void)
+{
+    return arg_lit0(NULL, "no-history", "record nothing of this name in its "
+                    "history (report, trace, plot, metrics)");
+}
+
+int cli_history_off(const struct arg_lit *flag, rb_conn *conn,
+                    const char *prefix, const char *name, long long ttl_ms)
+{
+    rb_error err;
+    int rc;
+
+    if (flag == NULL || flag->count == 0)
+        return -1;
+    rc = rb_history_set_off(conn, prefix, name, 1, ttl_ms, &err);
+    if (rc != RB_OK)
+        return cli_fail_as(cli_exit_code(rc, cli_signal()), NULL, err.msg,
+                           name);
+    return -1;
+}
