@@ -150,7 +150,7 @@ int cmd_plot(int argc, char **argv)
 
     memset(&v, 0, sizeof(v));
     cli_common_init(&common);
-    name = arg_str1(NULL, "name", "NAME", "the barrier's name");
+    name = arg_str1(NULL, "name", "NAME", "the barrier's, job's or lock's name");
     last = arg_str0(NULL, "last", "K", "only its last K ended rounds");
     end = arg_end(10);
     table[0] = name;
