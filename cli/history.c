@@ -312,7 +312,7 @@ int cli_history_off(const struct arg_lit *flag, rb_conn *conn,
 
     if (flag == NULL || flag->count == 0)
         return -1;
-    rc = rb_history_set_off(conn, prefix, name, 1, ttl_ms, &err);
+    rc = rb_history_off(conn, prefix, name, ttl_ms, &err);
     if (rc != RB_OK)
         return cli_fail_as(cli_exit_code(rc, cli_signal()), NULL, err.msg,
                            name);

@@ -234,8 +234,8 @@ int rb_history_read(rb_history *out, rb_conn *c, const char *prefix,
                     const char *name, size_t max, rb_error *err)
 {
     rb_error local;
-    char key[RB_KEY_MAX], counters[RB_KEY_MAX], off[RB_KEY_MAX];
-    const char *argv[2] = { "EXISTS", off };
+    char key[RB_KEY_MAX], counters[RB_KEY_MAX];
+    const char *argv[2] = { "TYPE", key };
     redisReply *r = NULL;
     int rc;
 
@@ -247,19 +247,24 @@ int rb_history_read(rb_history *out, rb_conn *c, const char *prefix,
         (rc = rb_key__history(key, sizeof(key), prefix, name, "",
                               err)) != RB_OK ||
         (rc = rb_key__history(counters, sizeof(counters), prefix, name,
-                              ":n", err)) != RB_OK ||
-        (rc = rb_key__history(off, sizeof(off), prefix, name, ":off",
-                              err)) != RB_OK)
+                              ":n", err)) != RB_OK)
         return rc;
-    if ((rc = read_events(out, c, key, max ? max : ALL, err)) != RB_OK)
-        return rc;
-    if ((rc = read_counters(out, c, counters, err)) != RB_OK)
-        return rc;
+    /* The off switch is a string where the stream would be. */
     if ((rc = call(c, 2, argv, &r, err)) != RB_OK)
         return rc;
-    out->off = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+    if (r->type != REDIS_REPLY_STATUS || (strcmp(r->str, "none") != 0 &&
+                                          strcmp(r->str, "stream") != 0 &&
+                                          strcmp(r->str, "string") != 0)) {
+        freeReplyObject(r);
+        return rb_error__set(err, RB_EREDIS, "key %s holds a value of "
+                             "another type than rbarrier's history", key);
+    }
+    out->off = strcmp(r->str, "string") == 0;
     freeReplyObject(r);
-    return RB_OK;
+    if (!out->off &&
+        (rc = read_events(out, c, key, max ? max : ALL, err)) != RB_OK)
+        return rc;
+    return read_counters(out, c, counters, err);
 }
 
 void rb_history_clear(rb_history *h)
@@ -277,13 +282,12 @@ void rb_history_clear(rb_history *h)
     memset(h, 0, sizeof(*h));
 }
 
-int rb_history_set_off(rb_conn *c, const char *prefix, const char *name,
-                       int off, long long ttl_ms, rb_error *err)
+int rb_history_off(rb_conn *c, const char *prefix, const char *name,
+                   long long ttl_ms, rb_error *err)
 {
     rb_error local;
     char key[RB_KEY_MAX], ttl[24];
-    const char *set[5] = { "SET", key, "1", "EX", ttl };
-    const char *del[2] = { "DEL", key };
+    const char *set[5] = { "SET", key, "off", "EX", ttl };
     redisReply *r = NULL;
     int rc;
 
@@ -291,11 +295,11 @@ int rb_history_set_off(rb_conn *c, const char *prefix, const char *name,
         err = &local;
     if ((rc = rb_check_name(name, "name", err)) != RB_OK ||
         (prefix && (rc = rb_check_name(prefix, "prefix", err)) != RB_OK) ||
-        (rc = rb_key__history(key, sizeof(key), prefix, name, ":off",
+        (rc = rb_key__history(key, sizeof(key), prefix, name, "",
                               err)) != RB_OK)
         return rc;
     snprintf(ttl, sizeof(ttl), "%lld", rb_key__ttl_s(ttl_ms));
-    rc = off ? call(c, 5, set, &r, err) : call(c, 2, del, &r, err);
+    rc = call(c, 5, set, &r, err);
     if (rc == RB_OK)
         freeReplyObject(r);
     return rc;

@@ -16,9 +16,10 @@
  *   <prefix>:l:{NAME}                    a lock's hash (max, seq, exp); its
  *   <prefix>:l:{NAME}:<part>             token, holders, queue, wait, info
  *                                        and wake:<id> (lua/includes/lock.lua)
- *   <prefix>:h:{NAME}                    the name's history (stream), for
- *   <prefix>:h:{NAME}:n                  its barrier, job and lock alike;
- *   <prefix>:h:{NAME}:off                counters; the off switch
+ *   <prefix>:h:{NAME}                    the name's history (a stream; the
+ *                                        string 'off' while it is off), for
+ *                                        its barrier, job and lock alike
+ *   <prefix>:h:{NAME}:n                  its counters
  *                                        (lua/includes/history.lua)
  *
  * One family per kind, the kind's letter after the prefix (j and l are
@@ -213,9 +214,9 @@ int rb_key__job_attempt(char *buf, size_t len, const char *prefix,
     return RB_OK;
 }
 
-/* "<prefix>:h:{NAME}<suffix>": a name's history (suffix ""), its counters
- * (":n") or its off switch (":off"); one per name, whatever kind wrote
- * it, under the name's tag (lua/includes/keys.lua's history_key). */
+/* "<prefix>:h:{NAME}<suffix>": a name's history (suffix "") or its
+ * counters (":n"); one per name, whatever kind wrote it, under the name's
+ * tag (lua/includes/keys.lua's history_key). */
 int rb_key__history(char *buf, size_t len, const char *prefix,
                     const char *name, const char *suffix, rb_error *err)
 {

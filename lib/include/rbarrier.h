@@ -716,10 +716,10 @@ int rb_history_read(rb_history *out, rb_conn *c, const char *prefix,
                     const char *name, size_t max, rb_error *err);
 void rb_history_clear(rb_history *h);
 
-/* Turn the name's history off (on: 0 deletes the switch) for ttl_ms (0:
- * one day) past this call; off, the scripts append nothing and count
- * nothing for it. Deletes nothing already recorded. */
-int rb_history_set_off(rb_conn *c, const char *prefix, const char *name,
-                       int off, long long ttl_ms, rb_error *err);
+/* Turn the name's history off for ttl_ms (0: one day) from now: the
+ * scripts append nothing and count nothing for it. The switch takes the
+ * stream's place, so what the history held is dropped; the counters stay. */
+int rb_history_off(rb_conn *c, const char *prefix, const char *name,
+                   long long ttl_ms, rb_error *err);
 
 #endif

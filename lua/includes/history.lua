@@ -3,60 +3,64 @@
 --
 --   <prefix>:h:{NAME}      stream, capped near HISTORY_CAP events (MAXLEN ~:
 --                          Redis trims whole nodes, so it may hold up to one
---                          node, 100 entries by default, more)
+--                          node, 100 entries by default, more); the string
+--                          'off' instead while the name's history is off
 --   <prefix>:h:{NAME}:n    hash of counters that never go back (HINCRBY):
 --                          what a capped stream cannot count
---   <prefix>:h:{NAME}:off  present while history is off for the name
 --
 -- The keys carry the name's own {tag} (a barrier inside a job: the job's,
 -- and the event says which barrier), so they sit in the slot of the key the
 -- script was given and a cluster runs the script as before. The event's
 -- time is its stream id (Redis' clock, as the leases). History decides
 -- nothing: no script reads it back, and the protocol models leave it out.
+--
+-- Cost: one XADD per event, and per round (or lock grant, or job entry)
+-- one EXPIRE of each key and one HINCRBY. The off switch costs nothing:
+-- the XADD that meets the string fails, and nothing else is done.
 
 -- (needs keys.lua: history_key)
 
 local HISTORY_CAP = 10000
 
--- A key lives ttl seconds past this event; without a ttl (a script that
--- does not know the name's), an expiry already set is kept, and a key
--- without one gets a day.
-local function history_expire(key, ttl)
-  if ttl then
-    redis.call('EXPIRE', key, ttl)
-  elseif redis.call('TTL', key) < 0 then
-    redis.call('EXPIRE', key, 86400)
-  end
-end
-
 -- Append one event (ev: field, value, ...) and bump counter `count` (nil:
--- none), unless the name's history is off. Returns whether it did.
+-- none), unless the name's history is off. ttl: seconds both keys live
+-- from now (the callers pass it once a round, or a grant, or an entry);
+-- nil: their expiries are left as they are; 'keep' (a script that does
+-- not know the name's ttl): a key without an expiry gets a day. A counter
+-- hash just made gets an expiry at once. Returns whether it recorded.
 local function history(base, ev, count, ttl)
   local h, rest = history_key(base)
-  if redis.call('EXISTS', h .. ':off') == 1 then return false end
   if rest ~= '' then
     ev[#ev + 1] = 'in'
     ev[#ev + 1] = string.sub(rest, 2)
   end
-  redis.call('XADD', h, 'MAXLEN', '~', HISTORY_CAP, '*', unpack(ev))
-  history_expire(h, ttl)
-  if count then
-    redis.call('HINCRBY', h .. ':n', count, 1)
-    history_expire(h .. ':n', ttl)
+  local r = redis.pcall('XADD', h, 'MAXLEN', '~', HISTORY_CAP, '*',
+                        unpack(ev))
+  if type(r) == 'table' and r.err then return false end
+  if ttl == 'keep' then
+    if redis.call('TTL', h) < 0 then redis.call('EXPIRE', h, 86400) end
+  elseif ttl then
+    redis.call('EXPIRE', h, ttl)
+    redis.call('EXPIRE', h .. ':n', ttl)
+  end
+  if count and redis.call('HINCRBY', h .. ':n', count, 1) == 1 and
+     redis.call('TTL', h .. ':n') < 0 then
+    redis.call('EXPIRE', h .. ':n', type(ttl) == 'number' and ttl or 86400)
   end
   return true
 end
 
 -- An arrival (a repeated one under another nonce is not a new arrival);
--- passed: it completed the round and passed it (o=ok).
-local function history_arrive(base, id, gen, n, dup, passed, ttl)
+-- passed: it completed the round and passed it (o=ok); first: the round's
+-- first arrival, which renews the history's expiry (ttl).
+local function history_arrive(base, id, gen, n, dup, passed, ttl, first)
   if dup == 1 and not passed then return end
   local ev = {'k', 'b', 'e', 'arrive', 'id', id, 'g', gen, 'n', n}
   if passed then
     ev[#ev + 1] = 'o'
     ev[#ev + 1] = 'ok'
   end
-  history(base, ev, passed and 'passed' or nil, ttl)
+  history(base, ev, passed and 'passed' or nil, first and ttl or nil)
 end
 
 -- What broke a round, as a word for counting: the reasons the scripts and
@@ -80,7 +84,7 @@ end
 local function history_break(base, gen, reason)
   local cause = history_cause(reason)
   history(base, {'k', 'b', 'e', 'break', 'g', gen, 'c', cause, 'r', reason},
-          'broken:' .. cause, nil)
+          'broken:' .. cause, 'keep')
 end
 
 -- A job's member entering (e=enter) or leaving (e=leave) attempt att of
@@ -128,6 +132,10 @@ local function history_lock(base, e, id, token, ttl)
   local count = nil
   if e == 'grant' or e == 'expire' or e == 'reset' then
     count = 'lock_' .. e
+  end
+  -- Expiries renewed once a hand-off, at the grant.
+  if e ~= 'grant' then
+    if ttl then ttl = nil else ttl = 'keep' end
   end
   history(base, ev, count, ttl)
 end

@@ -32,7 +32,7 @@ end
 
 -- A name's history, derived from any base key of the name exactly as
 -- lib/rb_keys.c's rb_key__history derives it: <prefix>:h:{TAG} (a stream;
--- ':n' its counters, ':off' its off switch; lua/includes/history.lua),
+-- ':n' its counters; lua/includes/history.lua),
 -- under the base key's tag, so one slot. Also returns what follows the tag
 -- in the base key ('' for a plain name; ':<epoch>:<att>:NAME' for a
 -- barrier inside a job, whose events go to the job's history).

@@ -130,7 +130,7 @@ before=$(cmdstats)
 for c in report trace plot; do rb "$c" --name "$name" >/dev/null; done
 rb metrics --name "$name" --name "$job" >/dev/null
 writes=$(diff <(echo "$before") <(cmdstats) | sed -n 's/^> cmdstat_\([a-z|]*\):calls.*/\1/p' |
-         grep -vxE 'xrevrange|hgetall|exists|client\|setname|select|ping|auth|hello' | tr '\n' ' ')
+         grep -vxE 'type|xrevrange|hgetall|client\|setname|select|ping|auth|hello' | tr '\n' ' ')
 expect_eq "the readers send only reads" "" "$writes"
 
 # --- the cap: 50,000 events, by calling arrive directly, pipelined --------------
@@ -171,5 +171,6 @@ qp=$!
 rb wait --name "$quiet" --n 2 --id b --no-history --timeout 60
 wait "$qp"
 expect_eq "--no-history: the rounds passed" 0 $?
-expect_eq "--no-history leaves no history stream" 0 "$(rcli EXISTS "$(hkey "$quiet")" "$(hkey "$quiet"):n")"
+expect_eq "--no-history leaves no history stream, no counters" "string 0" \
+    "$(rcli TYPE "$(hkey "$quiet")") $(rcli EXISTS "$(hkey "$quiet"):n")"
 expect_match "report says the history is off" "history is off" "$(rb report --name "$quiet")"
