@@ -6,6 +6,7 @@
  * in the metadata. Read only. */
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,13 +114,22 @@ static void jobs_locks(cli_json *j, const hist_view *v, long long t0,
 
 static void trace(cli_json *j, const char *name, const hist_view *v)
 {
-    /* Times from the oldest event kept; what is still open ends at the
-     * newest. */
-    long long t0 = v->h.events_count ? v->h.events[0].ms : 0;
+    /* Times from the first thing shown (with --last, the first round
+     * kept); what is still open ends at the newest event. */
+    long long t0 = v->nrounds ? v->t0 : LLONG_MAX;
     long long now = v->h.events_count ?
                     v->h.events[v->h.events_count - 1].ms : 0;
-    char label[64];
     size_t i, k;
+    char label[64];
+
+    for (i = 0; i < v->nholds; i++)
+        if (v->holds[i].granted < t0)
+            t0 = v->holds[i].granted;
+    for (i = 0; i < v->nattempts; i++)
+        if (v->attempts[i].start < t0)
+            t0 = v->attempts[i].start;
+    if (t0 == LLONG_MAX)
+        t0 = now;
 
     cli_json_kstr(j, "displayTimeUnit", "ms");
     cli_json_key(j, "otherData");
