@@ -224,6 +224,7 @@ static int view(hist_view *v, long last)
     const rb_event *e = v->h.events;
     draft *ds = NULL, *d;
     size_t nd = 0, cap = 0, i;
+    int rc;
 
     for (i = 0; i < v->h.events_count; i++) {
         if (e[i].kind != 'b' || e[i].in || e[i].g <= 0)
@@ -251,9 +252,9 @@ static int view(hist_view *v, long last)
             d->brk = &e[i];
         }
     }
-    i = (size_t)build(v, ds, nd, last);
+    rc = build(v, ds, nd, last);
     free(ds);
-    return (int)i;
+    return rc;
 oom:
     for (i = 0; i < nd; i++)
         free(ds[i].ev);

@@ -60,9 +60,9 @@ typedef struct hist_view {
     size_t nattempts;
 } hist_view;
 
-/* Parse the common flags and --name, read the history of name and build
- * the view of its last `last` ended rounds (0: all kept). Returns -1 to go
- * on, or the exit code after saying why not. */
+/* Connect as common says, read the history of name and build the view of
+ * its last `last` ended rounds (0: all kept). Returns -1 to go on, or the
+ * exit code after saying why not. */
 int hist_load(hist_view *v, const cli_common *common, const char *name,
               long last, cli_config *cfg);
 void hist_free(hist_view *v);

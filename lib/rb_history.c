@@ -175,7 +175,7 @@ static int read_events(rb_history *out, rb_conn *c, const char *key,
         size_t want = max - out->events_count;
 
         if (want == 0)
-            return RB_OK;
+            break;
         snprintf(count, sizeof(count), "%zu", (want < PAGE ? want : PAGE) +
                  skip);
         if ((rc = call(c, 6, argv, &r, err)) != RB_OK)
