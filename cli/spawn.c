@@ -212,6 +212,19 @@ int cli_signal_fd(void)
     return cancel_pipe[0];
 }
 
+void cli_signal_ack(void)
+{
+    if (cancel_pipe[0] >= 0)
+        drain(cancel_pipe[0]);
+}
+
+int cli_signal_pending(void)
+{
+    struct pollfd p = { .fd = cancel_pipe[0], .events = POLLIN };
+
+    return cancel_pipe[0] >= 0 && poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
+
 int cli_child_fd(void)
 {
     return chld_pipe[0];

@@ -228,6 +228,8 @@ static void read_news(cli_sup *s)
                 s->lost = 1;
             return;
         }
+        if (m.op == 'Z')
+            s->frozen = 1;
         if (m.op == 'X' && !s->ended) {
             s->ended = 1;
             s->status = (int)m.a;
@@ -253,11 +255,23 @@ static void look_for_progress(cli_sup *s)
     }
 }
 
+void cli_sup_signal(cli_sup *s, int sig)
+{
+    if (s->kill_at_ms || s->ended)
+        return;
+    s->kill_at_ms = cli_now_ms() + s->kill_after_ms;
+    order(s, 'S', sig ? sig : SIGTERM, 0);
+}
+
 int cli_sup_check(cli_sup *s)
 {
     read_news(s);
     if (s->ended)
         return s->expired ? CLI_SUP_EXPIRED : CLI_SUP_ENDED;
+    if (s->kill_at_ms && cli_now_ms() >= s->kill_at_ms) {
+        order(s, 'K', 0, 0);
+        s->kill_at_ms = -1;   /* sent */
+    }
     if (s->lost)
         return CLI_SUP_LOST;
     look_for_progress(s);
@@ -273,8 +287,17 @@ void cli_sup_job_control(cli_sup *s)
 
     if (sig == 0)
         return;
-    /* The tree first: once we are stopped we can give no order. */
+    /* The tree first, and stopped before we are: once we are stopped we
+     * can give no order, and the shell's "Stopped" must be true. */
+    s->frozen = 0;
     order(s, 'F', 0, 0);
+    while (!s->frozen && !s->ended && s->news >= 0) {
+        struct pollfd pf = { .fd = s->news, .events = POLLIN };
+
+        if (poll(&pf, 1, 2000) <= 0)
+            break;
+        read_news(s);
+    }
     fflush(stdout);
     fflush(stderr);
     cli_jobctl_default();
@@ -295,7 +318,8 @@ int cli_sup_wait(cli_sup *s, long long timeout_ms)
         long long now, left;
         nfds_t n = 0;
 
-        if ((st = cli_sup_check(s)) != CLI_SUP_RUNNING || cli_signal())
+        if ((st = cli_sup_check(s)) != CLI_SUP_RUNNING ||
+            cli_signal_pending())
             return st;
         now = cli_now_ms();
         if (until >= 0 && now >= until)
@@ -303,6 +327,8 @@ int cli_sup_wait(cli_sup *s, long long timeout_ms)
         left = until < 0 ? -1 : until - now;
         if (s->stall_after_ms > 0 && (left < 0 || left > STALL_CHECK_MS))
             left = STALL_CHECK_MS;
+        if (s->kill_at_ms > 0 && (left < 0 || left > s->kill_at_ms - now))
+            left = s->kill_at_ms - now;
         pf[n].fd = s->news;
         pf[n++].events = POLLIN;
         pf[n].fd = cli_jobctl_fd();
@@ -314,7 +340,7 @@ int cli_sup_wait(cli_sup *s, long long timeout_ms)
         if (poll(pf, n, left < 0 ? -1 : (int)left) > 0 &&
             (pf[1].revents & POLLIN))
             cli_sup_job_control(s);
-        if (until >= 0 && s->stall_after_ms <= 0 && cli_now_ms() >= until)
+        if (until >= 0 && cli_now_ms() >= until)
             return cli_sup_check(s);
     }
 }

@@ -59,11 +59,12 @@ typedef struct cli_sup {
     int ctl;                  /* orders to the watchdog (write end) */
     int news;                 /* the watchdog's reports (read end) */
     pid_t cmd_pid;
-    int started, ended, lost, expired;
+    int started, ended, lost, expired, frozen;
     int status;               /* the command's, once ended */
     int cgroup;               /* 1: the tree is a cgroup of its own */
     long long lease_ms, kill_after_ms, held_until_ms;
     long long stall_after_ms, progress_ms;
+    long long kill_at_ms;     /* after cli_sup_signal: SIGKILL then; 0 */
     const char *progress_file;
     long long progress_mtime_ns, file_mtime_ns, file_size;
     char progress_path[256];
@@ -101,6 +102,12 @@ void cli_sup_job_control(cli_sup *s);
 /* cli_now_ms time of the command's last progress. */
 long long cli_sup_progress_ms(const cli_sup *s);
 
+/* Begin a stop and return at once: sig (0: SIGTERM) and SIGCONT to the
+ * whole tree now, SIGKILL --kill-after later (sent by cli_sup_check). For
+ * a runner that goes on renewing meanwhile, so the command gets its whole
+ * grace; the watchdog's deadline still holds. Once only. */
+void cli_sup_signal(cli_sup *s, int sig);
+
 /* Stop the whole tree: SIGCONT and sig (0: SIGTERM), SIGKILL after the
  * grace (kill-after, cut short so the tree is dead before the right can
  * pass on), then what is left of the tree. Returns the command's status;
@@ -130,6 +137,7 @@ typedef struct cli_sup_msg {
 /* Orders: 'D' the right's kill point a and SIGTERM point b;
  * 'S' send signal a to the tree (SIGCONT too); 'F' freeze, 'T' thaw;
  * 'Q' end what is left and exit. Reports: 'P' the command's pid a,
- * cgroup b (1) or not; 'X' the command's status a, b = 1 when the deadline ended it. */
+ * cgroup b (1) or not; 'X' the command's status a, b = 1 when the deadline ended it;
+ * 'Z' the tree is frozen. */
 
 #endif
