@@ -1,5 +1,5 @@
 /* The history view: rounds and parties rebuilt from a name's events
- * (history.h). The stream is capped, so its oldest round may have lost
+ * (history.h); pure, so unit-tested with events made up by the test. The stream is capped, so its oldest round may have lost
  * arrivals: a passed round with fewer arrivals than its n is left out
  * rather than shown with a wrong straggler. */
 
@@ -219,7 +219,7 @@ oom:
     return -1;
 }
 
-static int view(hist_view *v, long last)
+static int rounds_view(hist_view *v, long last)
 {
     const rb_event *e = v->h.events;
     draft *ds = NULL, *d;
@@ -262,24 +262,11 @@ oom:
     return -1;
 }
 
-int hist_load(hist_view *v, const cli_common *common, const char *name,
-              long last, cli_config *cfg)
+int hist_build(hist_view *v, long last)
 {
-    rb_conn *conn = NULL;
-    rb_error err;
-    int code, rc;
-
-    memset(v, 0, sizeof(*v));
-    if ((code = cli_open_barrier(common, name, cfg, &conn)) >= 0)
-        return code;
-    rc = rb_history_read(&v->h, conn, cfg->prefix, name, 0, &err);
-    rb_conn_free(conn);
-    if (rc != RB_OK)
-        return cli_fail_as(cli_exit_code(rc, cli_signal()), NULL, err.msg,
-                           name);
-    if (view(v, last) != 0 || hist_jobs_locks(v) != 0)
-        return cli_fail(CLI_EXIT_REDIS, "out of memory");
-    return -1;
+    if (rounds_view(v, last) != 0)
+        return -1;
+    return hist_jobs_locks(v);
 }
 
 void hist_free(hist_view *v)
@@ -297,25 +284,4 @@ void hist_free(hist_view *v)
     free(v->attempts);
     rb_history_clear(&v->h);
     memset(v, 0, sizeof(*v));
-}
-
-struct arg_lit *cli_no_history_flag(void)
-{
-    return arg_lit0(NULL, "no-history", "record nothing of this name in its "
-                    "history (report, trace, plot, metrics)");
-}
-
-int cli_history_off(const struct arg_lit *flag, rb_conn *conn,
-                    const char *prefix, const char *name, long long ttl_ms)
-{
-    rb_error err;
-    int rc;
-
-    if (flag == NULL || flag->count == 0)
-        return -1;
-    rc = rb_history_off(conn, prefix, name, ttl_ms, &err);
-    if (rc != RB_OK)
-        return cli_fail_as(cli_exit_code(rc, cli_signal()), NULL, err.msg,
-                           name);
-    return -1;
 }

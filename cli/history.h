@@ -67,6 +67,10 @@ int hist_load(hist_view *v, const cli_common *common, const char *name,
               long last, cli_config *cfg);
 void hist_free(hist_view *v);
 
+/* Build the view from v->h (read already): its last `last` ended rounds
+ * (0: all), lock grants and job attempts. 0, or -1 out of memory. */
+int hist_build(hist_view *v, long last);
+
 /* Fill v->holds and v->attempts from v->h (history_jobs.c): 0, or -1
  * out of memory. */
 int hist_jobs_locks(hist_view *v);
