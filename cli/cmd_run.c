@@ -46,7 +46,7 @@ typedef struct run_flags {
     cli_common common;
     struct arg_str *name, *n, *id, *expect, *timeout, *lease, *ttl,
                    *restarts, *kill_after;
-    struct arg_lit *quiet;
+    struct arg_lit *quiet, *no_history;
     struct arg_end *end;
 } run_flags;
 
@@ -385,7 +385,7 @@ static int attempt(runner *r)
 int cmd_run(int argc, char **argv)
 {
     run_flags f;
-    void *table[10 + CLI_COMMON_COUNT + 1];
+    void *table[11 + CLI_COMMON_COUNT + 1];
     size_t nt = 0;
     runner r;
     rb_error err;
@@ -435,6 +435,7 @@ int cmd_run(int argc, char **argv)
     table[nt++] = f.restarts;
     table[nt++] = f.kill_after;
     table[nt++] = f.quiet;
+    table[nt++] = f.no_history = cli_no_history_flag();
     nt += (size_t)cli_common_table(&f.common, table + nt);
     table[nt++] = f.end;
 
@@ -464,7 +465,9 @@ int cmd_run(int argc, char **argv)
         ev.data.fd = cli_signal_fd();
         epoll_ctl(r.wake, EPOLL_CTL_ADD, cli_signal_fd(), &ev);
     }
-    if ((code = cli_config_open_cancel(&r.cfg, r.wake, &conn)) >= 0)
+    if ((code = cli_config_open_cancel(&r.cfg, r.wake, &conn)) >= 0 ||
+        (code = cli_history_off(f.no_history, conn, r.o.prefix, r.o.name,
+                                r.o.ttl_ms)) >= 0)
         goto out;
     rb_job_free(r.job);
     if (rb_job_new(&r.job, conn, &r.o, &err) != RB_OK) {
