@@ -206,6 +206,10 @@ int rb_key__nonces(char *buf, size_t len, const char *base, rb_error *err);
 int rb_key__param(char *global, char *localk, char *traink, size_t len,
                   const char *prefix, const char *param, const char *worker,
                   rb_error *err);
+/* "<prefix>:p:{PARAM}:set", the list set-1.lua keeps the last value in
+ * for the waiters of rb_param_get_until. */
+int rb_key__param_wake(char *buf, size_t len, const char *prefix,
+                       const char *param, rb_error *err);
 /* "<prefix>:j:{JOB}", a job's base key (rb_keys.c; the rest of a job's
  * keys: lua/includes/job.lua). */
 int rb_key__job(char *buf, size_t len, const char *prefix, const char *name,

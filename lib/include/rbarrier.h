@@ -443,8 +443,19 @@ int rb_param_train(char **local_out, char **global_out, rb_conn *c,
 /* The global value ("0" when never set). */
 int rb_param_get(char **out, rb_conn *c, const char *prefix,
                  const char *param, rb_error *err);
+/* Sets the value and wakes every rb_param_get_until waiting for it. */
 int rb_param_set(rb_conn *c, const char *prefix, const char *param,
                  const char *value, long long ttl_ms, rb_error *err);
+
+/* The global value once it is set: at once when it exists (set or made by
+ * train), else blocked (no polling) until rb_param_set gives it one, which
+ * wakes every waiter at once; *out is the value set. timeout_ms 0: no
+ * limit. A value train makes while this waits does not wake it.
+ * @return RB_OK, RB_ETIMEOUT (timeout_ms passed), RB_ECANCELED (the cancel
+ *         fd), RB_EREDIS, RB_EUNREACHABLE, RB_EPROTO, RB_EINVAL */
+int rb_param_get_until(char **out, rb_conn *c, const char *prefix,
+                       const char *param, long long timeout_ms,
+                       rb_error *err);
 
 /* ---- locks -------------------------------------------------------------
  *
