@@ -583,7 +583,7 @@ int rb_lock_reset(long *holders, long *waiters, rb_conn *c,
  * The library never runs the work itself: the caller does, and calls
  * rb_job_keep while it runs. A handle is used by one thread at a time. */
 
-#define RB_JOB_OPTS_VERSION 1
+#define RB_JOB_OPTS_VERSION 2
 
 typedef struct rb_job_opts {
     unsigned int version;     /* RB_JOB_OPTS_VERSION */
@@ -599,6 +599,16 @@ typedef struct rb_job_opts {
                                  RB_JOB_REENTER_MS */
     long restarts;            /* meet again this many times after a break */
     long long ttl_ms;         /* idle state expires; 0: 1 day */
+    /* Version 2: the rendezvous data handed round in the entering round
+     * (what torchrun's agents exchange; rb_job_local_rank ...). */
+    const char *host;         /* this member's host (rb_check_id): members
+                                 of one host share LOCAL_* numbers; NULL:
+                                 a host of its own */
+    const char *master_addr;  /* rank 0 hands it to every member; NULL:
+                                 the local address of rank 0's connection
+                                 to Redis (127.0.0.1 over a unix socket) */
+    int master_port;          /* rank 0 hands it round; 0: a port free on
+                                 rank 0's host, picked at each entering */
 } rb_job_opts;
 
 #define RB_JOB_OPTS_INIT { .version = RB_JOB_OPTS_VERSION }
@@ -650,6 +660,17 @@ int rb_job_can_restart(const rb_job *j);
 long rb_job_rank(const rb_job *j);      /* 0..n-1, stable across restarts */
 long rb_job_attempt(const rb_job *j);   /* 0, then 1, 2, ... per restart */
 long long rb_job_epoch(const rb_job *j);
+/* After rb_job_enter returned RB_OK, the attempt's rendezvous data: this
+ * member's place among the members of its host (0.., by rank) and their
+ * count; its host's place among the hosts (ordered by their lowest rank)
+ * and their count; rank 0's address and port as it handed them round
+ * (fresh at each attempt). Borrowed; valid until the next rb_job_enter. */
+long rb_job_local_rank(const rb_job *j);
+long rb_job_local_world(const rb_job *j);
+long rb_job_group_rank(const rb_job *j);
+long rb_job_group_world(const rb_job *j);
+const char *rb_job_master_addr(const rb_job *j);
+int rb_job_master_port(const rb_job *j);
 
 typedef struct rb_job_member {
     char *id;                 /* owned */
