@@ -192,6 +192,14 @@ valgrind:
 
 VALGRIND_TESTS ?= tests/integration/t_basic.sh tests/integration/t_badinput.sh
 
+# Real torch.distributed programs under `rbarrier run` (tests/torch): first
+# installs Debian's python3-torch (tools/install-torch.sh), which the quick
+# start's tools/install-deps.sh leaves out (about 830 MB).
+.PHONY: test-torch
+test-torch: $(BUILD)/rbarrier $(BUILD)/rbarrier-fault
+	$(Q)sh tools/install-torch.sh
+	$(Q)$(MAKE) --no-print-directory integration TESTS="$(sort $(wildcard tests/torch/t_*.sh))"
+
 # The docker-compose cluster started for real with podman (as root; installs
 # podman and makes a debian:bookworm-slim base image when there is none).
 # The host's binary checks the workers' lines (`rbarrier demo --check`).
