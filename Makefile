@@ -235,6 +235,14 @@ bench-lock bench-jobs: all $(BUILD)/bench/rb_bench
 	    RB_BENCH=$(abspath $(BUILD)/bench/rb_bench) BUILD=$(abspath $(BUILD)) \
 	    bash bench/run.sh
 
+# A 4-member torch.distributed job under `rbarrier run` and under torchrun
+# (c10d) in the same run: start, and a failure to the last exit
+# (bench/torch.sh; installs Debian's python3-torch first).
+.PHONY: bench-torch
+bench-torch: $(BUILD)/rbarrier
+	$(Q)sh tools/install-torch.sh
+	$(Q)RBARRIER=$(abspath $(BUILD)/rbarrier) bash bench/torch.sh
+
 # Every measurement once, for seconds: it fails when one cannot be made or
 # prints no number, so the bench cannot rot unnoticed (its numbers mean
 # nothing).
