@@ -9,7 +9,9 @@
 #           launcher's exit; torchrun's agents let the others run on, so
 #           its row says how long they were seen running (FAIL_WAIT_S)
 # Medians of RB_BENCH_TORCH_REPS (default 5) runs each; RB_BENCH_SMOKE=1
-# runs each once with a short FAIL_WAIT_S.
+# runs each once with a short FAIL_WAIT_S. torchrun gets --redirects 2
+# --tee 1: with Python 3.11 its default "0" parses to None and the agent
+# fails before starting a worker (Std.from_str finds no flag of value 0).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -43,9 +45,10 @@ launch() {
         else
             set -- "$py" -m torch.distributed.run --nnodes $n --nproc_per_node 1 \
                 --rdzv_backend c10d --rdzv_endpoint "127.0.0.1:$port" \
-                --rdzv_id "$(basename "$dir")" --max_restarts 0 "$member"
+                --rdzv_id "$(basename "$dir")" --max_restarts 0 \
+                --redirects 2 --tee 1 --log_dir "$dir/logs" "$member"
         fi
-        OUT=$dir ${fail:+FAIL_RANK=$fail} setsid bash -c \
+        env OUT="$dir" ${fail:+FAIL_RANK=$fail} setsid bash -c \
             '"$@" >/dev/null 2>&1; date +%s%N > "$OUT/exit.'"$i"'"' _ "$@" &
         echo $! >> "$dir/pids"
     done
@@ -67,6 +70,7 @@ run_start() {  # KIND REP
     launch "$1" "$dir"
     if wait_until 120 others_out "$dir" && all_in "$dir"; then
         start_ms[$1]+="$(( ($(cat "$dir"/init.* | max_of) - t0) / 1000000 )) "
+        return 0
     else
         echo "bench-torch: $1 did not start 4 members (rep $2)" >&2
         stop_group "$dir"
@@ -86,6 +90,7 @@ run_fail() {  # KIND REP
         fail_ms[$1]+="never "
         stop_group "$dir"
     fi
+    return 0
 }
 
 status=0
