@@ -133,6 +133,18 @@ wait
 expect_eq "rank 0's --master-port reaches the member without the flag" "29511 29511" \
     "$(cat "$dir/ov0") $(cat "$dir/ov1")"
 
+# examples/socket_allsum.py: a plain socket program meets on MASTER_ADDR:
+# MASTER_PORT, its workers waiting for the head with get --until-set.
+j=$(fresh sock)
+for i in 0 1 2; do
+    RBARRIER_BIN=${RBARRIER##* } rb run --name "$j" --n 3 --id "s$i" --timeout 60 \
+        -- python3 "$RB_TESTS_DIR/../examples/socket_allsum.py" >"$dir/sock$i" 2>&1 &
+done
+wait
+expect_eq "examples/socket_allsum.py: every rank gets the sum" "rank 0 sum 6
+rank 1 sum 6
+rank 2 sum 6" "$(cat "$dir"/sock? | sort)"
+
 # Bad input: exit 2, one line, nothing sent.
 bad_run() {
     local what=$1; shift
