@@ -119,6 +119,23 @@ wait $py; cy=$?
 expect_eq "a failed member's invocation exits with its status, the other 3" "3 6" \
     "$(printf '%s\n' "$cx" "$cy" | sort -n | tr '\n' ' ' | sed 's/ $//')"
 
+# A signal to the --nproc-per-node invocation reaches every member: it
+# exits 128+15 and no command is left.
+j=$(fresh nps)
+mkdir "$dir/s"
+# Not through rb(): $! must be the invocation's pid, not a subshell's.
+$RBARRIER run --name "$j" --n 2 --nproc-per-node 2 \
+    -- sh -c 'echo $$ > "$0/pid.$RANK"; exec sleep 60' "$dir/s" 2>/dev/null &
+pn=$!
+two_pids() { [ -s "$dir/s/pid.0" ] && [ -s "$dir/s/pid.1" ]; }
+wait_until 20 two_pids
+kill -TERM $pn
+wait $pn
+expect_eq "TERM to a --nproc-per-node invocation: exit 143" 143 "$?"
+gone() { ! kill -0 "$(cat "$dir/s/pid.0")" 2>/dev/null && ! kill -0 "$(cat "$dir/s/pid.1")" 2>/dev/null; }
+check "... and both members' commands are gone" wait_until 20 gone
+gone || diag "$(ps -o pid,stat,ppid,pgid,cmd -p "$(cat "$dir/s/pid.0")" -p "$(cat "$dir/s/pid.1")")"
+
 # Overrides: every member sees the flags' values.
 j=$(fresh ov)
 out=$(rb run --name "$j" --n 1 --master-addr 10.1.2.3 --master-port 29500 \
