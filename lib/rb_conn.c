@@ -171,19 +171,6 @@ void rb_conn_free(rb_conn *c)
 }
 
 int rb_conn__no_blmove(const rb_conn *c) { return c->no_blmove; }
-
-int rb_conn__local_addr(const rb_conn *c, char *buf, size_t len)
-{
-    int i;
-
-    if (c->last >= 0 && c->last < c->nnodes &&
-        rb_node__local_addr(c->nodes[c->last], buf, len) == 0)
-        return 0;
-    for (i = 0; i < c->nnodes; i++)
-        if (rb_node__local_addr(c->nodes[i], buf, len) == 0)
-            return 0;
-    return -1;
-}
 void rb_conn__set_no_blmove(rb_conn *c) { c->no_blmove = 1; }
 
 int rb_conn__cancelled(const rb_conn *c)

@@ -8,7 +8,6 @@
  */
 #include "fmacros.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -105,32 +104,10 @@ const char *rb_node__name(const rb_node *n) { return n->name; }
 int rb_node__reached(const rb_node *n) { return n->reached; }
 int rb_node__connected(const rb_node *n) { return n->s != NULL; }
 
-int rb_node__local_addr(const rb_node *n, char *buf, size_t len)
+int rb_node__local_fd(const rb_node *n, int *is_unix)
 {
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof(ss);
-    const void *a;
-
-    if (n->s == NULL)
-        return -1;
-    if (n->is_unix)
-        return snprintf(buf, len, "127.0.0.1") < (int)len ? 0 : -1;
-    if (getsockname(n->s->fd, (struct sockaddr *)&ss, &sl) != 0)
-        return -1;
-    if (ss.ss_family == AF_INET6) {
-        const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&ss;
-
-        /* A v4 peer over a dual-stack socket: the plain v4 address. */
-        if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
-            return inet_ntop(AF_INET, s6->sin6_addr.s6_addr + 12, buf,
-                             (socklen_t)len) ? 0 : -1;
-        a = &s6->sin6_addr;
-    } else if (ss.ss_family == AF_INET) {
-        a = &((const struct sockaddr_in *)&ss)->sin_addr;
-    } else {
-        return -1;
-    }
-    return inet_ntop(ss.ss_family, a, buf, (socklen_t)len) ? 0 : -1;
+    *is_unix = n->is_unix;
+    return n->s ? n->s->fd : -1;
 }
 
 int rb_node__is(const rb_node *n, const char *host, int port)

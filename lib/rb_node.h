@@ -55,9 +55,9 @@ void rb_node__free(rb_node *n);
 const char *rb_node__name(const rb_node *n);
 int rb_node__is(const rb_node *n, const char *host, int port);
 int rb_node__connected(const rb_node *n);
-/* The local address of the connection, as text ("127.0.0.1" over a unix
- * socket): where the others reach this host. 0, or -1 when unconnected. */
-int rb_node__local_addr(const rb_node *n, char *buf, size_t len);
+/* The connection's socket (-1: unconnected) and whether it is a unix
+ * socket, for its local address (rb_addr.c). */
+int rb_node__local_fd(const rb_node *n, int *is_unix);
 /* 1 once a connect(2) to it succeeded: something listens there, whatever
  * became of the connection after. */
 int rb_node__reached(const rb_node *n);
