@@ -250,20 +250,25 @@ int rb_param_get_until(char **out, rb_conn *c, const char *prefix,
      * came before the read or during it. */
     while (r->type == REDIS_REPLY_NIL) {
         long long now = rb_now_ms(), slice = RB_PARAM_SLICE_MS;
+        /* With a timeout the last slice is cut at it to the millisecond
+         * (Redis' own blocking timeouts tick at 100 ms), as timeout(1). */
         rb_call call = {
-            .deadline = rb_deadline__sooner(rb_conn__op_deadline(c), until),
+            .deadline = until ? rb_deadline__exact(until)
+                              : rb_conn__op_deadline(c),
             .cancellable = 1,
         };
 
         freeReplyObject(r);
         r = NULL;
-        if (until && now >= until)
-            return rb_error__set(err, RB_ETIMEOUT, "%s: not set within %gs",
-                                 param, (double)timeout_ms / 1000.0);
         if (until && until - now < slice)
             slice = until - now;
-        call.block_ms = (int)slice;
-        rc = rb_conn__block_rotate(c, wake, &call, &r, NULL, err);
+        call.block_ms = (int)(slice > 0 ? slice : 0);
+        rc = until && now >= until
+                 ? RB_ETIMEOUT
+                 : rb_conn__block_rotate(c, wake, &call, &r, NULL, err);
+        if (rc == RB_ETIMEOUT)
+            return rb_error__set(err, RB_ETIMEOUT, "%s: not set within %gs",
+                                 param, (double)timeout_ms / 1000.0);
         if (rc != RB_OK)
             return name_wrongtype(rc, &call, wake, err);
     }
