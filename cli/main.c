@@ -18,7 +18,9 @@ const cli_cmd cli_commands[] = {
     { "run", cmd_run, "run a command as one member of a job: one fails, all stop",
       "rbarrier run --name train --n 4 --timeout 10m -- python train.py\n"
       "rbarrier run --name shards --expect a,b,c --id \"$ID\" --restarts 2 "
-      "-- sh -c 'make -j4 all'", X_WAIT | CLI_X_CMD },
+      "-- sh -c 'make -j4 all'\n"
+      "rbarrier run --name ddp --n 8 --nproc-per-node 4 -- python3 train.py",
+      X_WAIT | CLI_X_CMD },
     { "lock", cmd_lock, "run a command holding one of K slots of a lock",
       "rbarrier lock --name migrate --timeout 10m -- ./migrate.sh\n"
       "rbarrier lock --name mirror --max 2 -- sh -c 'curl -sO \"$URL\"'",
@@ -37,8 +39,9 @@ const cli_cmd cli_commands[] = {
       "rbarrier train --param loss --worker w0 --by -0.25 --json", X_PARAM },
     { "get", cmd_get, "print a parameter's global value",
       "rbarrier get --param steps\n"
+      "rbarrier get --param head_up --until-set --timeout 60s\n"
       "RBARRIER_URL=redis://redis.internal:6379/0 rbarrier get --param steps "
-      "--json", X_PARAM },
+      "--json", X_PARAM | CLI_X_TIMEOUT },
     { "set", cmd_set, "set a parameter's global value",
       "rbarrier set --param steps --value 0", X_PARAM },
     { "worker", cmd_worker, "run one demo worker (barrier, sync, barrier, train)",
