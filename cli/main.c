@@ -18,9 +18,7 @@ const cli_cmd cli_commands[] = {
     { "run", cmd_run, "run a command as one member of a job: one fails, all stop",
       "rbarrier run --name train --n 4 --timeout 10m -- python train.py\n"
       "rbarrier run --name shards --expect a,b,c --id \"$ID\" --restarts 2 "
-      "-- sh -c 'make -j4 all'\n"
-      "rbarrier run --name ddp --n 8 --nproc-per-node 4 -- python3 train.py",
-      X_WAIT | CLI_X_CMD },
+      "-- sh -c 'make -j4 all'", X_WAIT | CLI_X_CMD },
     { "lock", cmd_lock, "run a command holding one of K slots of a lock",
       "rbarrier lock --name migrate --timeout 10m -- ./migrate.sh\n"
       "rbarrier lock --name mirror --max 2 -- sh -c 'curl -sO \"$URL\"'",
