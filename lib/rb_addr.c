@@ -19,11 +19,11 @@ static int node_addr(const rb_node *n, char *buf, size_t len)
     struct sockaddr_storage ss;
     socklen_t sl = sizeof(ss);
     const void *a;
-    int is_unix, fd = rb_node__local_fd(n, &is_unix);
+    int fd = rb_node__fd(n);
 
     if (fd < 0)
         return -1;
-    if (is_unix)
+    if (rb_node__is_unix(n))
         return snprintf(buf, len, "127.0.0.1") < (int)len ? 0 : -1;
     if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0)
         return -1;
