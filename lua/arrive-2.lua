@@ -30,8 +30,11 @@
 --          it to run (claim, then release, pass it after); '0' otherwise
 -- ARGV[8]  this party's --value (1..200 bytes, no control characters),
 --          appended to the round's value list; '' for none
--- ARGV[9]  the expected ids, comma-separated (--expect); '' for none
+-- ARGV[9]  the SHA1 (40 lowercase hex digits) of the expected ids,
+--          comma-separated (--expect); '' for none. See includes/expect.lua
 -- ARGV[10] the --reduce op (1..20 bytes: a word); '' for none
+-- ARGV[11] optional, with ARGV[9]: the expected ids themselves, sent after
+--          a 'needlist' answer
 --
 -- Returns one of
 --   {'wait', gen, count, n, index, dup}  arrived; block on the out list
@@ -44,9 +47,12 @@
 --   {'badn', open_n}                     the open round was fixed at
 --                                        another n; nothing was written
 --   {'badexpect', open_expect}           the open round was fixed with
---                                        another --expect list ('' none),
---                                        or this id is not on it; nothing
---                                        was written
+--                                        another --expect list (its digest;
+--                                        '' none), or this id is not on
+--                                        it; nothing was written
+--   {'needlist'}                         the list of ARGV[9]'s digest is
+--                                        not stored: call again with it as
+--                                        ARGV[11]; nothing was written
 --   {'jobbroken', outcome}               the job (KEYS[3]) is broken; nothing
 --                                        was written
 --   {'badreduce', open_reduce}           the open round was fixed with
@@ -79,6 +85,7 @@
 --- @include "includes/keys.lua"
 --- @include "includes/round.lua"
 --- @include "includes/types.lua"
+--- @include "includes/expect.lua"
 
 local base, nonces = KEYS[1], KEYS[2]
 if nonces ~= base .. ':nonce' then
@@ -107,17 +114,14 @@ if type(value) ~= 'string' or #value > 200 or
   bad_arg(8, 'value')
 end
 if value == '' then value = nil end
-local expect = ARGV[9]
-if type(expect) ~= 'string' or #expect > 100000 or
-   string.find(expect, '[%z\1-\32\127{}]') then
-  bad_arg(9, 'expected ids')
-end
+local expect = digest_arg(9)
 local reduce = ARGV[10]
 if type(reduce) ~= 'string' or #reduce > 20 or
    string.find(reduce, '[^%w]') then
   bad_arg(10, 'reduce')
 end
-if #ARGV > 10 then bad_arg(11, 'none expected') end
+local list = list_arg(11, expect)
+if #ARGV > 11 then bad_arg(12, 'none expected') end
 if jobout then
   want_type(jobout, 'list')
   want_type(jobbar, 'zset')
@@ -197,8 +201,15 @@ end
 if open_n and (state[4] or '') ~= reduce then
   return {'badreduce', state[4] or ''}
 end
-if expect ~= '' and
-   not string.find(',' .. expect .. ',', ',' .. id .. ',', 1, true) then
+-- This id must be on the list: one lookup in the stored set, or, when the
+-- list comes with this call, a search of it (once per list).
+local xkey = expect ~= '' and expect_key(base, expect) or nil
+if list then
+  if not string.find(',' .. list .. ',', ',' .. id .. ',', 1, true) then
+    return {'badexpect', expect}
+  end
+elseif xkey and typed(xkey, 'set', 'SISMEMBER', xkey, id) == 0 then
+  if redis.call('EXISTS', xkey) == 0 then return {'needlist'} end
   return {'badexpect', expect}
 end
 
@@ -208,6 +219,7 @@ local valkey, runkey = round_key(base, gen, 'val'), round_key(base, gen, 'run')
 -- before the first of them (SET would overwrite one).
 if value then want_type(valkey, 'list') end
 if once and counted + 1 >= n then want_type(runkey, 'string') end
+if list then store_expect(xkey, list, keep) end
 local dup = typed(inkey, 'zset', 'ZADD', inkey, deadline, id) == 0
 local count, index
 -- The in key must agree with c wherever it is read: members c does not
@@ -280,7 +292,10 @@ if complete then
   h[#h + 1] = 'gen'; h[#h + 1] = gen + 1
   h[#h + 1] = 'c'; h[#h + 1] = 0
   redis.call('HSET', base, unpack(h))
-  if bx then redis.call('EXPIRE', base, keep); mark_nonces(nonces, keep) end
+  if bx then
+    redis.call('EXPIRE', base, keep); mark_nonces(nonces, keep)
+    if xkey then redis.call('EXPIRE', xkey, keep) end
+  end
   if once then
     redis.call('SET', runkey, id, 'EX', keep)
     redis.call('EXPIRE', inkey, keep)
@@ -303,8 +318,12 @@ if not open_n then
   h[#h + 1] = 'reduce'; h[#h + 1] = reduce
   h[#h + 1] = 'ex'; h[#h + 1] = now + keep * 1000
   redis.call('EXPIRE', inkey, keep)
+  if xkey then redis.call('EXPIRE', xkey, keep) end
 end
 redis.call('HSET', base, unpack(h))
 -- After the HSET: on a barrier's first arrival the hash did not exist.
-if bx then redis.call('EXPIRE', base, keep); mark_nonces(nonces, keep) end
+if bx then
+  redis.call('EXPIRE', base, keep); mark_nonces(nonces, keep)
+  if xkey then redis.call('EXPIRE', xkey, keep) end
+end
 return {'wait', gen, count, n, index, dup}

@@ -42,6 +42,7 @@
 --- @include "includes/keys.lua"
 --- @include "includes/round.lua"
 --- @include "includes/types.lua"
+--- @include "includes/expect.lua"
 
 local base, inkey, outkey, nonces = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local gen = int_arg(1, 'gen', 1, 1e15)
@@ -64,7 +65,7 @@ end
 local out = typed(outkey, 'list', 'LINDEX', outkey, 0)
 local now = now_ms()
 local st = typed(base, 'hash', 'HMGET', base, 'gen', 'n', 'c', 'dl', 'ex',
-                 'bx')
+                 'bx', 'expect')
 -- Whether this round is the barrier's open one (else it is a complete
 -- --once round whose command runs, or a round the barrier lost).
 -- (A field damaged by hand reads as absent: the round is then read in
@@ -131,6 +132,9 @@ if not open or math.min(ex, bx) < now + 2 * lease then
   mark_nonces(nonces, keep)
   redis.call('EXPIRE', round_key(base, gen, 'val'), keep)
   redis.call('EXPIRE', round_key(base, gen, 'run'), keep)
+  if open and st[7] and #st[7] == 40 then
+    redis.call('EXPIRE', expect_key(base, st[7]), keep)
+  end
   -- bx is exact again (this may have shortened the hash's life, for a
   -- party with a shorter ttl); ex only for the open round.
   local at = now + keep * 1000

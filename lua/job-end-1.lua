@@ -78,7 +78,8 @@ end
 local reason = what
 if mode == 'abandon' then
   reason = what .. ' (' .. roster(inkey, redis.call('ZCARD', inkey), n,
-                                  'entered', redis.call('HGET', base, 'expect'))
+                                  'entered',
+                                  roster_list(redis.call('HGET', base, 'expect')))
            .. ')'
 end
 redis.call('HSET', m, 'state:' .. id, 'failed')

@@ -13,29 +13,42 @@ local ROSTER_IDS = 8
 -- named.
 local ROSTER_LOOKUPS = 1000
 
+-- The first expected ids to look up, of a comma-separated list.
+local function roster_list(list)
+  local ids = {}
+  if not list then return ids end
+  for e in string.gmatch(list, '[^,]+') do
+    if #ids == ROSTER_LOOKUPS then break end
+    ids[#ids + 1] = e
+  end
+  return ids
+end
+
 -- '<count>/<n> <verb>: a,b,c' with at most ROSTER_IDS ids (the earliest
--- lease deadlines first), then ' and K more'; with an --expect list (ids
--- comma-separated), '; missing: x,y' as far as ROSTER_LOOKUPS reach, and
--- the number of the rest.
-local function roster(inkey, count, n, verb, expect)
+-- lease deadlines first), then ' and K more'; with expected ids (a table
+-- of at most ROSTER_LOOKUPS, or nil: no --expect), '; missing: x,y' for
+-- those not in inkey, and the number of the rest.
+local function roster(inkey, count, n, verb, expected)
   local ids = redis.call('ZRANGE', inkey, 0, ROSTER_IDS - 1)
   local text = count .. '/' .. n .. ' ' .. verb .. ': ' ..
                table.concat(ids, ',')
   if count > #ids then text = text .. ' and ' .. (count - #ids) .. ' more' end
-  if not expect or expect == '' then return text end
-  local miss, looked = {}, 0
-  for e in string.gmatch(expect, '[^,]+') do
-    if #miss == ROSTER_IDS or looked == ROSTER_LOOKUPS then break end
-    looked = looked + 1
+  if not expected or #expected == 0 then return text end
+  local miss = {}
+  for _, e in ipairs(expected) do
+    if #miss == ROSTER_IDS then break end
     if not redis.call('ZSCORE', inkey, e) then miss[#miss + 1] = e end
   end
   -- The list holds n ids and every member is on it (arrive refuses anyone
   -- else), so n minus the count is what is missing.
   local missing = math.max((tonumber(n) or 0) - count, #miss)
   text = text .. '; missing: ' .. table.concat(miss, ',')
-  if missing > #miss then
-    if #miss > 0 then text = text .. ' and ' end
-    text = text .. (missing - #miss) .. (#miss > 0 and ' more' or ' ids')
+  local rest = missing - #miss
+  if rest > 0 and #miss > 0 then
+    text = text .. ' and ' .. rest .. ' more'
+  elseif rest > 0 then
+    -- None of those looked up is missing: say how many, unnamed.
+    text = text .. rest .. (rest == 1 and ' id' or ' ids')
   end
   return text
 end

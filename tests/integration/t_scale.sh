@@ -1,5 +1,6 @@
-# A break of a big round costs no more than a small one: its outcome, which
-# every waiter reads, names counts and the first few ids, not every member.
+# No call costs Redis more as a round grows: a break's outcome, which every
+# waiter reads, names counts and the first few ids, not every member; an
+# --expect list of 20,000 ids reaches Redis once, not with every arrival.
 # The round's many parties are script calls sent pipelined, as the library
 # sends them (one host cannot hold thousands of blocking parties), with
 # real rbarrier parties among them. On a private server.
@@ -67,5 +68,50 @@ r=$(pcli HGET "$j" reason)
 expect_match "the job's reason counts everyone and names the first few" \
     "\(1999/2000 entered: ([^, ]+,){7}[^, ]+ and 1991 more\)$" "$r"
 check "... in a bounded size (${#r} bytes)" [ "${#r}" -lt 300 ]
+
+# 3. --expect with 20,000 ids: more than one argument holds (@FILE), sent
+#    to Redis once (parties send its SHA1), and a round of them passes.
+E=20000
+ids=$RB_TEST_TMP/ids.txt
+seq -f 'party-%05g' 1 $E >"$ids"
+list=$(paste -sd, "$ids")
+sha=$(printf '%s' "$list" | sha1sum | cut -d' ' -f1)
+check "the list is longer than one argument may be (${#list} bytes)" [ "${#list}" -gt 131072 ]
+name=$(fresh expect); b=$(bkey "$name")
+# xarrive ID: an arrival with the list's digest alone
+xarrive() { pcli EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" "$1" "n$1" $E 600000 600 300 0 '' "$sha" ''; }
+expect_eq "an arrival with the digest of a list Redis does not hold is asked for it" needlist "$(xarrive party-00003)"
+expect_eq "... having written nothing" 0 "$(pcli EXISTS "$b")"
+printf 'EVALSHA\t%s\t2\t%s\t%s:nonce\tparty-00003\tnparty-00003\t%s\t600000\t600\t300\t0\t\t%s\t\t%s\n' \
+    "$ARRIVE" "$b" "$b" $E "$sha" "$list" | pipe_calls >"$RB_TEST_TMP/scale.list" 2>&1
+expect_match "the same arrival with the list counts" "errors: 0, replies: 1" "$(cat "$RB_TEST_TMP/scale.list")"
+expect_eq "... and stores it once" $E "$(pcli SCARD "$b:x:$sha")"
+expect_match "an id not on it is refused" "^badexpect" "$(xarrive intruder | head -1)"
+tail -n +4 "$ids" | awk -v sha="$ARRIVE" -v b="$b" -v n=$E -v d="$sha" -v t="$t" '
+    { print "EVALSHA" t sha t 2 t b t b ":nonce" t $1 t "n" $1 t n t 600000 t 600 t 300 t 0 t "" t d t "" }' |
+    pipe_calls >"$RB_TEST_TMP/scale.x" 2>&1
+expect_match "19,997 more arrivals with the digest alone" "errors: 0, replies: $((E - 3))" "$(cat "$RB_TEST_TMP/scale.x")"
+expect_eq "... all counted" $((E - 2)) "$(pcli ZCARD "$b:1:in")"
+rb wait --url "$u" --name "$name" --expect @"$ids" --id party-00001 --timeout 60 2>"$RB_TEST_TMP/scale.x1" & xpid=$!
+check "an rbarrier party with --expect @FILE arrives" wait_until 30 members_are "$b:1:in" $((E - 1))
+in0=$(pcli INFO stats | tr -d '\r' | sed -n 's/^total_net_input_bytes://p')
+rb wait --url "$u" --name "$name" --expect @"$ids" --id party-00002 --timeout 60 2>"$RB_TEST_TMP/scale.x2"
+expect_eq "the last one completes the round (exit 0)" 0 $?
+in1=$(pcli INFO stats | tr -d '\r' | sed -n 's/^total_net_input_bytes://p')
+check "... without sending the list ($((in1 - in0)) bytes in, the list is ${#list})" [ $((in1 - in0)) -lt 50000 ]
+wait "$xpid"; expect_eq "... and the waiting one passes too" 0 $?
+expect_eq "the round passed" ok "$(pcli LINDEX "$b:1:out" 0)"
+
+# 4. Bad --expect files exit 2 with one line, and nothing reaches Redis.
+before=$(pcli INFO commandstats | tr -d '\r' | grep '^cmdstat_' | grep -v '^cmdstat_info:')
+rb wait --url "$u" --name "$(fresh bad)" --expect @"$RB_TEST_TMP/no-such-file" --id a 2>"$RB_TEST_TMP/scale.bad1"
+expect_eq "--expect @ a missing file: exit 2" 2 $?
+expect_match "... saying so in one line" "^rbarrier: .*no-such-file: No such file or directory$" "$(cat "$RB_TEST_TMP/scale.bad1")"
+{ cat "$ids"; echo party-00017; } >"$RB_TEST_TMP/dup.txt"
+rb wait --url "$u" --name "$(fresh bad)" --expect @"$RB_TEST_TMP/dup.txt" --id party-00001 2>"$RB_TEST_TMP/scale.bad2"
+expect_eq "--expect @FILE naming an id twice among 20,001: exit 2" 2 $?
+expect_match "... naming it" "lists 'party-00017' twice" "$(cat "$RB_TEST_TMP/scale.bad2")"
+after=$(pcli INFO commandstats | tr -d '\r' | grep '^cmdstat_' | grep -v '^cmdstat_info:')
+expect_eq "... and nothing was sent" "$before" "$after"
 
 stop_redis "$scale_pid"
