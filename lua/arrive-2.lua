@@ -9,7 +9,7 @@
 --          derived from it, as the caller cannot know gen before this
 --          script reads it.
 -- KEYS[2]  the barrier's nonce key, rb:b:{NAME}:nonce: never read (each
---          party's last arrival is kept in the barrier hash); set to a
+--          party's last arrival is kept in its own key); set to a
 --          string with the hash's expiry, which the previous build's
 --          scripts refuse (see mark_nonces in includes/round.lua)
 -- KEYS[3]  optional, inside a job (the base key is then
@@ -71,9 +71,10 @@
 -- round, else 'wait' (on that gen, whose out list may already hold the
 -- outcome). So a lost reply never counts an arrival twice, never moves it
 -- to a later round, never runs a --once command twice, and the party that
--- completed a round still knows it did. The barrier hash keeps
--- '<nonce> <gen> <count>' per id in field 'i:<id>', read with the round's
--- state in one call and written with it in one call.
+-- completed a round still knows it did. Each id's last arrival,
+-- '<nonce> <gen> <count>', is kept in its own key (record_key in
+-- includes/round.lua) that expires a minute or two leases after it, so
+-- that ids of ended rounds leave without a scan.
 --
 -- A barrier hash that is gone while keys of its rounds remain (deleted by
 -- hand, or expired apart) does not restart at round 1, where an old
@@ -130,12 +131,12 @@ if jobout then
 end
 local done = once and 'run' or 'done'
 
--- One read for the round's state and this party's last arrival (see
--- OPEN_FIELDS in includes/round.lua).
-local slot = 'i:' .. id
+-- One read for the round's state (see OPEN_FIELDS in includes/round.lua),
+-- one for this party's last arrival (record_key).
+local slot = record_key(base, id)
 local state = typed(base, 'hash', 'HMGET', base, 'gen', 'n', 'expect',
-                    'reduce', 'c', 'dl', 'bx', 'v', slot)
-local prev = state[9]
+                    'reduce', 'c', 'dl', 'bx', 'v')
+local prev = typed(slot, 'string', 'GET', slot)
 local pnonce, pgen, pcount
 if prev then
   pnonce, pgen, pcount = string.match(prev, '^(%S+) (%d+) (%d+)$')
@@ -248,11 +249,13 @@ if members and members ~= count then
   -- broken round too, never takes it for passed). A hash that was gone
   -- is recreated past the round, with its expiry.
   local lost = math.min(count, n - 1)
-  local h = {slot, nonce .. ' ' .. gen .. ' ' .. lost}
+  redis.call('SET', slot, nonce .. ' ' .. gen .. ' ' .. lost, 'EX',
+             record_expiry(lease))
+  local h = {}
   if not state[1] then h[#h + 1] = 'gen'; h[#h + 1] = gen + 1 end
   local bx = base_expiry(now, tonumber(state[7] or ''), keep)
   if bx then h[#h + 1] = 'bx'; h[#h + 1] = bx end
-  redis.call('HSET', base, unpack(h))
+  if #h > 0 then redis.call('HSET', base, unpack(h)) end
   if bx then redis.call('EXPIRE', base, keep); mark_nonces(nonces, keep) end
   return {'wait', gen, lost, n, math.max(lost - 1, 0), dup and 1 or 0}
 end
@@ -280,11 +283,12 @@ if jobout and not open_n then
   redis.call('EXPIRE', jobbar, keep)
 end
 
--- One write of the hash: this party's arrival, and the round's terms,
+-- This party's arrival, then one write of the hash: the round's terms,
 -- count and earliest deadline, or the move past the round.
-local record = nonce .. ' ' .. gen .. ' ' .. (index + 1)
+redis.call('SET', slot, nonce .. ' ' .. gen .. ' ' .. (index + 1), 'EX',
+           record_expiry(lease))
 local bx = base_expiry(now, tonumber(state[7] or ''), keep)
-local h = {slot, record}
+local h = {}
 if bx then h[#h + 1] = 'bx'; h[#h + 1] = bx end
 if complete then
   -- The round is complete. Only here (or in release, for the party this

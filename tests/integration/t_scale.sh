@@ -114,4 +114,23 @@ expect_match "... naming it" "lists 'party-00017' twice" "$(cat "$RB_TEST_TMP/sc
 after=$(pcli INFO commandstats | tr -d '\r' | grep '^cmdstat_' | grep -v '^cmdstat_info:')
 expect_eq "... and nothing was sent" "$before" "$after"
 
+# 5. The barrier hash holds no per-party state: five rounds of 300 fresh
+#    ids each (as the default id, host:pid, is fresh on every run) leave
+#    it as small as one round does; each id's record is a key of its own
+#    that expires by itself.
+name=$(fresh fresh); b=$(bkey "$name")
+for r in 1 2 3 4 5; do
+    seq 1 300 | awk -v sha="$ARRIVE" -v b="$b" -v r=$r -v t="$t" '
+        { print "EVALSHA" t sha t 2 t b t b ":nonce" t "r" r "-" $1 t "n" r "-" $1 t 300 t 10000 t 600 t 300 t 0 t "" t "" t "" }' |
+        pipe_calls >"$RB_TEST_TMP/scale.fresh" 2>&1
+    [ "$(pcli LINDEX "$b:$r:out" 0)" = ok ] || not_ok "round $r of fresh ids passed"
+    [ $r = 1 ] && fields1=$(pcli HLEN "$b")
+done
+expect_eq "five rounds passed" 6 "$(pcli HGET "$b" gen)"
+fields=$(pcli HLEN "$b")
+check "the barrier hash has as many fields after 1,500 ids as after 300 ($fields, $fields1)" [ "$fields" -le "$fields1" ]
+check "... a handful ($fields)" [ "$fields" -le 12 ]
+ttl=$(pcli TTL "$b:i:r5-300")
+check "an id's record expires by itself, within a minute ($ttl s)" [ "$ttl" -gt 0 -a "$ttl" -le 60 ]
+
 stop_redis "$scale_pid"
