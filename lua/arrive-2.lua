@@ -250,7 +250,7 @@ if members and members ~= count then
   -- is recreated past the round, with its expiry.
   local lost = math.min(count, n - 1)
   redis.call('SET', slot, nonce .. ' ' .. gen .. ' ' .. lost, 'EX',
-             record_expiry(lease))
+             record_expiry(lease, keep))
   local h = {}
   if not state[1] then h[#h + 1] = 'gen'; h[#h + 1] = gen + 1 end
   local bx = base_expiry(now, tonumber(state[7] or ''), keep)
@@ -286,7 +286,7 @@ end
 -- This party's arrival, then one write of the hash: the round's terms,
 -- count and earliest deadline, or the move past the round.
 redis.call('SET', slot, nonce .. ' ' .. gen .. ' ' .. (index + 1), 'EX',
-           record_expiry(lease))
+           record_expiry(lease, keep))
 local bx = base_expiry(now, tonumber(state[7] or ''), keep)
 local h = {}
 if bx then h[#h + 1] = 'bx'; h[#h + 1] = bx end

@@ -19,16 +19,18 @@ local OPEN_FIELDS = {'n', 'expect', 'reduce', 'c', 'dl', 'ex', 'v'}
 -- arrival, which a resent arrival and withdraw find by its nonce. Both
 -- come within the arrival call's resend window (a lease, or 30 s with
 -- --replicas: lib/rb_barrier.c resend_until) and the 2 s after it that
--- withdraw has; so the record lives record_expiry seconds after the
--- arrival, and ids that do not come back leave by themselves. Dropping
+-- withdraw has; so the record lives a minute (or two leases) after the
+-- arrival, and ids that do not come back leave by themselves; never
+-- longer than keep, the round's own expiry (--ttl is for every key: the
+-- hash that held these records before expired then too). Dropping
 -- the records of a round when it ends would not do (nor scale): a resend
 -- after its round passed would then count again in the next (the model's
 -- MUT_RECORD_PRUNED).
 local function record_key(base, id)
   return base .. ':i:' .. id
 end
-local function record_expiry(lease_ms)
-  return math.max(60, math.ceil(2 * lease_ms / 1000) + 1)
+local function record_expiry(lease_ms, keep)
+  return math.min(keep, math.max(60, math.ceil(2 * lease_ms / 1000) + 1))
 end
 
 -- The barrier hash lives ttl (keep, while a round is open) past its last
