@@ -133,4 +133,19 @@ check "... a handful ($fields)" [ "$fields" -le 12 ]
 ttl=$(pcli TTL "$b:i:r5-300")
 check "an id's record expires by itself, within a minute ($ttl s)" [ "$ttl" -gt 0 -a "$ttl" -le 60 ]
 
+# 6. status of a round of 2,500 lists every member, read in pages of at
+#    most 1,000 (no call holds Redis long), each once.
+name=$(fresh status); b=$(bkey "$name")
+seq 1 2500 | awk -v sha="$ARRIVE" -v b="$b" -v t="$t" '
+    { print "EVALSHA" t sha t 2 t b t b ":nonce" t "s" $1 t "n" $1 t 3000 t 600000 t 600 t 300 t 0 t "" t "" t "" }' |
+    pipe_calls >"$RB_TEST_TMP/scale.status" 2>&1
+expect_match "2,500 arrivals in one pipeline" "errors: 0, replies: 2500" "$(cat "$RB_TEST_TMP/scale.status")"
+pcli CONFIG RESETSTAT >/dev/null
+rb status --url "$u" --name "$name" --json >"$RB_TEST_TMP/status.json"
+expect_eq "status exits 0" 0 $?
+got=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); m=[x["id"] for x in d["members"]]; print(len(m), len(set(m)))' "$RB_TEST_TMP/status.json")
+expect_eq "... listing each of the 2,500 members once" "2500 2500" "$got"
+calls=$(pcli INFO commandstats | tr -d '\r' | sed -n 's/^cmdstat_evalsha:calls=\([0-9]*\),.*/\1/p')
+check "... in pages: 3 or more calls ($calls)" [ "${calls:-0}" -ge 3 ]
+
 stop_redis "$scale_pid"
