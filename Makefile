@@ -115,7 +115,7 @@ $(BUILD)/rbarrier-fault: $(FCLI_OBJ) $(BUILD)/librbarrier-fault.a
 # the process runner).
 CLI_PURE_OBJ := $(BUILD)/obj/cli/opts.o $(BUILD)/obj/cli/json.o \
                 $(BUILD)/obj/cli/demo_line.o $(BUILD)/obj/cli/reduce.o \
-                $(BUILD)/obj/cli/spawn.o
+                $(BUILD)/obj/cli/spawn.o $(BUILD)/obj/cli/signals.o
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/librbarrier.a $(CLI_PURE_OBJ)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Wno-missing-prototypes -Icli -o $@ $< \
