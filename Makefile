@@ -230,8 +230,8 @@ bench-start: all $(BUILD)/bench/rb_bench
 
 # The lock's rows alone (pairs and hand-offs against redis-py's Lock, the
 # commands per hand-off and per blocked waiter): a minute or two.
-.PHONY: bench-lock bench-jobs
-bench-lock bench-jobs: all $(BUILD)/bench/rb_bench
+.PHONY: bench-lock bench-jobs bench-scale
+bench-lock bench-jobs bench-scale: all $(BUILD)/bench/rb_bench
 	$(Q)RB_BENCH_ONLY=$(@:bench-%=%) RBARRIER=$(abspath $(BUILD)/rbarrier) \
 	    RB_BENCH=$(abspath $(BUILD)/bench/rb_bench) BUILD=$(abspath $(BUILD)) \
 	    bash bench/run.sh
