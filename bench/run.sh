@@ -17,7 +17,8 @@
 # mean nothing. RB_BENCH_ONLY=lock (make bench-lock) runs the lock rows
 # alone, in the same repetitions, and prints their rows;
 # RB_BENCH_ONLY=jobs runs issue #22's job rows alone
-# (bench/jobs.sh; RB_BENCH_JOB_BREAKS, default 20 breaks of each kind).
+# (bench/jobs.sh; RB_BENCH_JOB_BREAKS, default 20 breaks of each kind);
+# RB_BENCH_ONLY=scale issue #34's scale rows (bench/scale.sh).
 #
 # Who is measured, all in the same run and interleaved repetition by
 # repetition, so a load change on the machine moves them alike:
@@ -32,7 +33,9 @@
 #             retry sleep (bench/pylock.py): pairs uncontended on one
 #             connection, and hand-offs among 8 processes on one name;
 #   shell     four shell loops of `rbarrier wait` against four loops of
-#             redis-cli INCR + BLPOP/RPUSH (bench/shellbarrier.sh).
+#             redis-cli INCR + BLPOP/RPUSH (bench/shellbarrier.sh);
+#   history   the library's N=4 rounds with the name's history off, run
+#             after those with it on (the cost of seeing the job).
 # Plus the Redis round trip (p50 of PINGs on one connection), the EVALSHA
 # rate of a one-INCR script, and process start against redis-cli. All of it
 # runs over TCP loopback except the rows marked "unix" and "TLS".
@@ -52,8 +55,8 @@ set -euo pipefail
 SMOKE=${RB_BENCH_SMOKE:-0}
 ONLY=${RB_BENCH_ONLY:-}
 case "$ONLY" in
-''|lock|jobs) ;;
-*) echo "bench: RB_BENCH_ONLY is lock, jobs or empty, not '$ONLY'" >&2; exit 1 ;;
+''|lock|jobs|scale) ;;
+*) echo "bench: RB_BENCH_ONLY is lock, jobs, scale or empty, not '$ONLY'" >&2; exit 1 ;;
 esac
 PYTHON=${RB_BENCH_PYTHON:-/usr/bin/python3}
 if [ "$SMOKE" = 1 ]; then
@@ -165,6 +168,14 @@ if [ "${RB_BENCH_ONLY:-}" = jobs ]; then
     exit 0
 fi
 
+# ---- scale (issue #34): bench/scale.sh ---------------------------------------
+. "$here/scale.sh"
+if [ "${RB_BENCH_ONLY:-}" = scale ]; then
+    scale_rows
+    echo "total ${SECONDS}s"
+    exit 0
+fi
+
 # (5b) First, so its minute runs while the rest is measured: a few rounds
 # with --ttl 30 on a database of their own; the keys are counted at the end.
 [ -n "$ONLY" ] && TTL_WAIT=0
@@ -219,6 +230,11 @@ for rep in $(seq "$REPS"); do
         step "$PYTHON" "$here/pybarrier.py" --url "$tcp/0" --script "$arrive" \
             --n "$n" --rounds "$ROUNDS" --warmup "$WARMUP" --name "bench-py-$n-$rep"
     done
+    # The same rounds with the name's history off (issue #35: its cost),
+    # right after the rounds with it on.
+    redis-cli -s "$sock" SET "rb:h:{bench-nohist-$rep}" off EX 3600 >/dev/null
+    bench rounds --url "$tcp/0" --n 4 --rounds "$ROUNDS" --warmup "$WARMUP" \
+        --name "bench-nohist-$rep" --suffix _nohist
     bench rounds --url "unix://$sock" --n 4 --rounds "$ROUNDS" --warmup "$WARMUP" \
         --name "bench-rounds-unix-$rep" --suffix _unix
     # TLS rounds: connections made before the clock starts, so the
@@ -275,6 +291,7 @@ if [ "$TTL_WAIT" = 1 ]; then
 else
     echo "keys_left_after_ttl -1" >> "$raw"
 fi
+[ -z "$ONLY" ] && scale_rows
 echo "# total ${SECONDS}s, figures $(( $(date +%s) - started ))s" >> "$raw"
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine moves every figure)"
 

@@ -46,6 +46,7 @@ typedef struct lock_flags {
     struct arg_str *name, *max, *id, *timeout, *lease, *kill_after;
     struct arg_str *wait, *conflict, *command;
     struct arg_lit *nonblock, *shared, *exclusive, *verbose, *quiet;
+    struct arg_lit *no_history;
     cli_common common;
     struct arg_end *end;
 } lock_flags;
@@ -329,7 +330,7 @@ static int not_had(const lock_args *a, const char *msg, const char *name)
 int cmd_lock(int argc, char **argv)
 {
     lock_flags f;
-    void *table[15 + CLI_COMMON_COUNT + 1];
+    void *table[16 + CLI_COMMON_COUNT + 1];
     size_t nt = 0;
     rb_lock_opts o = RB_LOCK_OPTS_INIT;
     lock_args a = { 0, 0, NULL, 0 };
@@ -405,6 +406,7 @@ int cmd_lock(int argc, char **argv)
     table[nt++] = f.kill_after;
     table[nt++] = f.verbose;
     table[nt++] = f.quiet;
+    table[nt++] = f.no_history = cli_no_history_flag();
     nt += cli_common_table(&f.common, table + nt);
     table[nt++] = f.end;
 
@@ -434,7 +436,9 @@ int cmd_lock(int argc, char **argv)
         cli_json_kint(j, "max", o.max);
         cli_json_kstr(j, "mode", o.shared ? "shared" : "exclusive");
     }
-    if ((code = cli_config_open(&cfg, &conn)) >= 0)
+    if ((code = cli_config_open(&cfg, &conn)) >= 0 ||
+        (code = cli_history_off(f.no_history, conn, o.prefix, o.name,
+                                0)) >= 0)
         goto out;
 
     started = cli_now_ms();

@@ -21,6 +21,7 @@
 #include "config.h"
 #include "clock.h"
 #include "supervise.h"
+#include "torch_env.h"
 
 static const char run_description[] =
     "rbarrier run [options] -- CMD [ARGS...]\n"
@@ -39,14 +40,19 @@ static const char run_description[] =
     "CMD sees RBARRIER_JOB, RBARRIER_ID, RBARRIER_N, RBARRIER_RANK (0..N-1:\n"
     "the place in --expect, else the order of entry), RBARRIER_RESTART,\n"
     "RBARRIER_URL (its password, if any, as REDISCLI_AUTH), and\n"
-    "RBARRIER_NAME, RBARRIER_GEN (the epoch), RBARRIER_INDEX (the rank).\n"
+    "RBARRIER_NAME, RBARRIER_GEN (the epoch), RBARRIER_INDEX (the rank),\n"
+    "and torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, ...,\n"
+    "MASTER_ADDR, MASTER_PORT: rank 0's address and a port free on its\n"
+    "host, fresh per restart; doc/FRAMEWORKS.md). Members are grouped by\n"
+    "host: /etc/machine-id, else the host name; $RBARRIER_HOST overrides.\n"
     "Nothing CMD started outlives its runner, even one killed with -9.";
 
 typedef struct run_flags {
     cli_common common;
     struct arg_str *name, *n, *id, *expect, *timeout, *lease, *ttl,
-                   *restarts, *kill_after;
-    struct arg_lit *quiet;
+                   *restarts, *kill_after, *nproc, *master_addr,
+                   *master_port;
+    struct arg_lit *quiet, *no_history;
     struct arg_end *end;
 } run_flags;
 
@@ -63,7 +69,10 @@ typedef struct runner {
     cli_sup sup;
     char last_break[512];
     char env_text[10][CLI_PASSWORD_MAX + 512];
-    const char *env[11];
+    const char *env[11 + CLI_TORCH_VARS];
+    cli_torch_env torch;
+    char host[256];
+    long nproc;               /* --nproc-per-node; 0: not given */
 } runner;
 
 /* ---- CMD ---- */
@@ -101,6 +110,8 @@ static int build_env(runner *r)
     env_int(r, i++, "RBARRIER_INDEX", rb_job_rank(r->job));
     if (cli_config_password(&r->cfg))
         env_str(r, i++, "REDISCLI_AUTH", cli_config_password(&r->cfg));
+    i += cli_torch_env_build(&r->torch, r->job, &r->o, r->o.master_addr,
+                             r->o.master_port, r->env + i);
     r->env[i] = NULL;
     return 0;
 }
@@ -200,6 +211,24 @@ static int parse_flags(run_flags *f, runner *r, char *default_id,
                        err))
         return RB_EINVAL;
     r->o.restarts = k;
+    if (f->nproc->count &&
+        cli_parse_long(f->nproc->sval[0], "--nproc-per-node", 1, r->o.n,
+                       &r->nproc, err))
+        return RB_EINVAL;
+    if (f->master_addr->count) {
+        if (cli_check_master_addr(f->master_addr->sval[0], err) != RB_OK)
+            return RB_EINVAL;
+        r->o.master_addr = f->master_addr->sval[0];
+    }
+    if (f->master_port->count) {
+        if (cli_parse_long(f->master_port->sval[0], "--master-port", 1,
+                           65535, &k, err))
+            return RB_EINVAL;
+        r->o.master_port = (int)k;
+    }
+    if (cli_host_id(r->host, sizeof(r->host), err) != RB_OK)
+        return RB_EINVAL;
+    r->o.host = r->host;
     if (f->kill_after->count) {
         if (cli_parse_duration(f->kill_after->sval[0], "--kill-after",
                                CLI_KILL_AFTER_MIN_MS, CLI_KILL_AFTER_MAX_MS,
@@ -385,7 +414,7 @@ static int attempt(runner *r)
 int cmd_run(int argc, char **argv)
 {
     run_flags f;
-    void *table[10 + CLI_COMMON_COUNT + 1];
+    void *table[14 + CLI_COMMON_COUNT + 1];
     size_t nt = 0;
     runner r;
     rb_error err;
@@ -423,6 +452,15 @@ int cmd_run(int argc, char **argv)
     f.kill_after = arg_str0(NULL, "kill-after", "DUR", "when CMD is to "
                             "stop, SIGKILL its process group DUR after "
                             "SIGTERM (default 10s, as timeout -k)");
+    f.nproc = arg_str0(NULL, "nproc-per-node", "P", "start P members here "
+                       "(ids ID.0..ID.P-1), each a full member; exit with "
+                       "the job's outcome (--n counts all members)");
+    f.master_addr = arg_str0(NULL, "master-addr", "A", "MASTER_ADDR for "
+                             "every member (default: the address rank 0 "
+                             "reaches Redis from)");
+    f.master_port = arg_str0(NULL, "master-port", "PORT", "MASTER_PORT for "
+                             "every member (default: a port free on rank "
+                             "0's host, fresh per restart)");
     f.quiet = arg_lit0("q", "quiet", "no notes on stderr about restarts");
     f.end = arg_end(10);
     table[nt++] = f.name;
@@ -434,7 +472,11 @@ int cmd_run(int argc, char **argv)
     table[nt++] = f.ttl;
     table[nt++] = f.restarts;
     table[nt++] = f.kill_after;
+    table[nt++] = f.nproc;
+    table[nt++] = f.master_addr;
+    table[nt++] = f.master_port;
     table[nt++] = f.quiet;
+    table[nt++] = f.no_history = cli_no_history_flag();
     nt += (size_t)cli_common_table(&f.common, table + nt);
     table[nt++] = f.end;
 
@@ -449,8 +491,13 @@ int cmd_run(int argc, char **argv)
         goto out;
     r.argv = argv + cmd_at + 1;
     if (parse_flags(&f, &r, default_id, sizeof(default_id), &err) != RB_OK ||
+        (r.nproc && cli_nproc_check(&r.o, r.nproc, &err) != RB_OK) ||
         rb_job_new(&r.job, NULL, &r.o, &err) != RB_OK) {
         code = cli_fail(CLI_EXIT_USAGE, "%s", err.msg);
+        goto out;
+    }
+    if (r.nproc) {
+        code = cli_nproc_run(argc, argv, cmd_at, r.nproc, r.o.id);
         goto out;
     }
     r.quiet = f.quiet->count > 0;
@@ -464,7 +511,9 @@ int cmd_run(int argc, char **argv)
         ev.data.fd = cli_signal_fd();
         epoll_ctl(r.wake, EPOLL_CTL_ADD, cli_signal_fd(), &ev);
     }
-    if ((code = cli_config_open_cancel(&r.cfg, r.wake, &conn)) >= 0)
+    if ((code = cli_config_open_cancel(&r.cfg, r.wake, &conn)) >= 0 ||
+        (code = cli_history_off(f.no_history, conn, r.o.prefix, r.o.name,
+                                r.o.ttl_ms)) >= 0)
         goto out;
     rb_job_free(r.job);
     if (rb_job_new(&r.job, conn, &r.o, &err) != RB_OK) {

@@ -119,44 +119,10 @@ typedef struct wait_flags {
     cli_common common;
     struct arg_str *name, *n, *id, *timeout, *lease, *ttl, *once, *value,
                    *reduce, *expect, *kill_after;
-    struct arg_lit *print_index, *quiet;
+    struct arg_lit *print_index, *quiet, *no_history;
     struct arg_end *end;
+    char *expect_file;        /* --expect @FILE's list, read */
 } wait_flags;
-
-/* Count the comma-separated ids of --expect and check each. */
-static int parse_expect(const char *text, long *count, rb_error *err)
-{
-    const char *p = text;
-    char id[RB_NAME_MAX + 1];
-
-    *count = 0;
-    if (text[0] == '\0')
-        return cli_error(err, "--expect must not be empty");
-    while (*p) {
-        size_t l = strcspn(p, ",");
-        const char *q;
-
-        if (l == 0 || l > RB_NAME_MAX)
-            return cli_error(err, "--expect: ids must be 1..%d bytes, "
-                             "separated by single commas", RB_NAME_MAX);
-        memcpy(id, p, l);
-        id[l] = '\0';
-        if (rb_check_id(id, "--expect id", err) != RB_OK)
-            return RB_EINVAL;
-        /* Each id once: a round of n counts n distinct ids. */
-        for (q = text; q < p; q += strcspn(q, ",") + 1)
-            if (strcspn(q, ",") == l && memcmp(q, p, l) == 0)
-                return cli_error(err, "--expect lists '%s' twice", id);
-        (*count)++;
-        if (*count > RB_N_MAX)
-            return cli_error(err, "--expect lists more than %d ids",
-                             RB_N_MAX);
-        p += l;
-        if (*p == ',' && *++p == '\0')
-            return cli_error(err, "--expect must not end with ','");
-    }
-    return RB_OK;
-}
 
 static int in_expect(const char *expect, const char *id)
 {
@@ -249,9 +215,9 @@ static int parse_flags(wait_flags *f, cli_wait_spec *o, cli_config *cfg,
     if (rb_check_name(o->name, "barrier name", err) != RB_OK)
         return RB_EINVAL;
     if (f->expect->count) {
-        if (parse_expect(f->expect->sval[0], &expected, err) != RB_OK)
+        if (cli_parse_expect(f->expect->sval[0], &o->expect, &f->expect_file,
+                             &expected, err) != RB_OK)
             return RB_EINVAL;
-        o->expect = f->expect->sval[0];
     }
     if (f->n->count) {
         if (cli_parse_count(f->n->sval[0], "--n", &o->n, err) != RB_OK)
@@ -381,7 +347,7 @@ static int print_pass(const wait_flags *f, const rb_wait_result *res,
 int cmd_wait(int argc, char **argv)
 {
     wait_flags f;
-    void *table[13 + CLI_COMMON_COUNT + 1];
+    void *table[14 + CLI_COMMON_COUNT + 1];
     size_t nt = 0;
     cli_wait_spec o;
     rb_wait_opts opts;
@@ -399,6 +365,7 @@ int cmd_wait(int argc, char **argv)
     memset(&o, 0, sizeof(o));
     memset(&res, 0, sizeof(res));
     memset(&ch, 0, sizeof(ch));
+    f.expect_file = NULL;
     cli_common_init(&f.common);
     f.name = arg_str1(NULL, "name", "NAME", "barrier name (no braces, "
                       "spaces or control characters; up to 200 bytes)");
@@ -407,8 +374,9 @@ int cmd_wait(int argc, char **argv)
     f.id = arg_str0(NULL, "id", "ID", "this party's id (default "
                     "hostname:pid); the same id twice in a round counts "
                     "once, with a warning");
-    f.expect = arg_str0(NULL, "expect", "ID,ID,..", "the ids of the round's "
-                        "parties; messages name the missing ones");
+    f.expect = arg_str0(NULL, "expect", "ID,ID,..|@FILE", "the ids of the "
+                        "round's parties (@FILE: one a line); messages name "
+                        "the missing ones");
     f.timeout = arg_str0(NULL, "timeout", "DUR", "give up after DUR (exit "
                          "124; the round breaks); 0: no limit (default)");
     f.lease = arg_str0(NULL, "lease", "DUR", "a party silent this long is "
@@ -444,6 +412,7 @@ int cmd_wait(int argc, char **argv)
     table[nt++] = f.kill_after;
     table[nt++] = f.print_index;
     table[nt++] = f.quiet;
+    table[nt++] = f.no_history = cli_no_history_flag();
     nt += (size_t)cli_common_table(&f.common, table + nt);
     table[nt++] = f.end;
 
@@ -477,7 +446,9 @@ int cmd_wait(int argc, char **argv)
         o.progress_ms = 1000;
     }
 
-    if ((code = cli_config_open(&cfg, &conn)) >= 0)
+    if ((code = cli_config_open(&cfg, &conn)) >= 0 ||
+        (code = cli_history_off(f.no_history, conn, o.prefix,
+                                o.job ? o.job : o.name, o.ttl_ms)) >= 0)
         goto out;
     cli_wait_opts_fill(&opts, &o);
     rc = rb_barrier_wait(&res, conn, &opts, &err);
@@ -506,5 +477,6 @@ out:
     rb_conn_free(conn);
     cli_config_free(&cfg);
     arg_freetable(table, nt);
+    free(f.expect_file);
     return code;
 }

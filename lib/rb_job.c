@@ -44,6 +44,7 @@ struct rb_job {
     long long next_keep;          /* when the next renewal is due */
     long long peer_at;            /* just after the earliest other
                                      member's deadline; 0: none */
+    rb_job_rdv rdv;
 };
 
 /* ---- the handle ---- */
@@ -80,7 +81,7 @@ int rb_job_new(rb_job **out, rb_conn *c, const rb_job_opts *o, rb_error *err)
     j->name = dup_or_null(o->name, &failed);
     j->id = dup_or_null(o->id, &failed);
     j->expect = dup_or_null(o->expect, &failed);
-    if (failed) {
+    if (failed || rb_job__rdv_init(&j->rdv, o, err) != RB_OK) {
         rb_job_free(j);
         return rb_error__set(err, RB_ENOMEM, "out of memory");
     }
@@ -116,6 +117,7 @@ void rb_job_free(rb_job *j)
     free(j->name);
     free(j->id);
     free(j->expect);
+    rb_job__rdv_free(&j->rdv);
     free(j);
 }
 
@@ -127,6 +129,7 @@ int rb_job_can_restart(const rb_job *j)
 long rb_job_rank(const rb_job *j) { return j->rank; }
 long rb_job_attempt(const rb_job *j) { return j->att; }
 long long rb_job_epoch(const rb_job *j) { return j->epoch; }
+const rb_job_rdv *rb_job__rdv(const rb_job *j) { return &j->rdv; }
 
 long long rb_job_lease_left_ms(const rb_job *j)
 {
@@ -336,7 +339,7 @@ static int abandon_enter(rb_job *j, rb_error *err)
 int rb_job_enter(rb_job *j, rb_error *err)
 {
     rb_error local;
-    const char *args[9];
+    const char *args[11];
     char text[512];
     long long start = rb_now_ms(), until, bound;
     redisReply *r = NULL;
@@ -355,7 +358,8 @@ int rb_job_enter(rb_job *j, rb_error *err)
     {
         rb_deadline reach = rb_conn__reach(j->c, until);
 
-        if ((rc = rb_conn__connect(j->c, &reach, err)) != RB_OK)
+        if ((rc = rb_conn__connect(j->c, &reach, err)) != RB_OK ||
+            (rc = rb_job__rdv_offer(&j->rdv, j->c, err)) != RB_OK)
             return rc;
     }
     for (;;) {
@@ -375,7 +379,9 @@ int rb_job_enter(rb_job *j, rb_error *err)
         args[6] = reenter ? j->epoch_t : "new";
         args[7] = reenter ? att_next : "0";
         args[8] = j->expect ? j->expect : "";
-        if ((rc = run(j, RB_SCRIPT_JOB_ENTER, args, 9, &call, &r, &jr,
+        args[9] = j->rdv.host ? j->rdv.host : j->id;
+        args[10] = j->rdv.endpoint;
+        if ((rc = run(j, RB_SCRIPT_JOB_ENTER, args, 11, &call, &r, &jr,
                       err)) != RB_OK)
             return rc;
         if (jr.kind == RB_JOB_BADN) {
@@ -462,6 +468,9 @@ int rb_job_enter(rb_job *j, rb_error *err)
         else if (rc == 1)
             return broken(j, text, err);
     }
+    if ((rc = rb_job__rdv_fetch(&j->rdv, j->c, j->base, j->epoch, j->att,
+                                j->id, j->rank, j->n, j->lease_ms, err)))
+        return rc;
     return list_key(j, "out", err);
 }
 

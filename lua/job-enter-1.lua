@@ -19,6 +19,10 @@
 -- ARGV[8]  with an epoch in ARGV[7], the attempt it re-enters; else '0'
 -- ARGV[9]  the expected ids, comma-separated, or '' (ranks then follow the
 --          order of first entry)
+-- ARGV[10] rendezvous: this member's host (a word; members with one host
+--          share LOCAL_* values), or absent: no rendezvous data
+-- ARGV[11] rendezvous: '<addr> <port>', where rank 0 would serve torch's
+--          store; the attempt keeps rank 0's (see includes/job.lua, :rdv)
 --
 -- Returns {kind, epoch, att, rank, count, n, text, next_ms}, kind one of
 --   'wait'  entered; block on the attempt's go list
@@ -50,6 +54,14 @@ local expect = ARGV[9]
 if type(expect) ~= 'string' or #expect > 100000 or
    string.find(expect, '[%z\1-\32\127{}]') then
   bad_arg(9, 'expected ids')
+end
+local host, endpoint = ARGV[10], ARGV[11]
+if host ~= nil then
+  host = word_arg(10, 'host', false)
+  if type(endpoint) ~= 'string' or
+     not string.match(endpoint, '^[%w%.:%-%%]+ %d+$') or #endpoint > 100 then
+    bad_arg(11, 'endpoint')
+  end
 end
 local rank_in_expect = nil
 if expect ~= '' then
@@ -87,11 +99,18 @@ local function join(epoch, att)
   redis.call('HDEL', m, 'exit:' .. id)
   redis.call('ZADD', inkey, now + lease, id)
   local count = redis.call('ZCARD', inkey)
+  history_job(base, 'enter', id, epoch, att, count >= n and 'go', keep)
   redis.call('EXPIRE', base, keep)
   redis.call('EXPIRE', m, keep)
   redis.call('EXPIRE', job_key(base, epoch, nil, 'ids'), keep)
   job_expire(base, epoch, att, keep)
+  if host then
+    local rdv = job_key(base, epoch, att, 'rdv')
+    redis.call('HSET', rdv, 'h:' .. id, host)
+    if rank == 0 then redis.call('HSET', rdv, 'master', endpoint) end
+  end
   if count >= n then
+    if host then job_group_hosts(base, epoch, att, inkey) end
     redis.call('RPUSH', job_key(base, epoch, att, 'go'), 'go')
     redis.call('HSET', base, 'state', 'run')
     local ids = redis.call('ZRANGE', inkey, 0, -1)

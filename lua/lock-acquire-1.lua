@@ -140,6 +140,7 @@ else
     -- It fits and nobody is in line: granted without queueing.
     token = lock_next_token(base, ttl)
     w.sh = shared and '1' or '0'
+    history_lock(base, 'grant', id, token, ttl)
     redis.call('ZADD', holders, now + lease, id)
     w[mykey] = lock_fmt(nonce, lease, token, now, shared)
     if held == 0 then lock_created(base, 'holders', ttl) end
@@ -148,6 +149,7 @@ else
   local ticket = (tonumber(st.seq or '0') or 0) + 1
   w.seq = ticket
   redis.call('ZADD', queue, ticket, id)
+  history_lock(base, 'queue', id, nil, ttl)
   redis.call('ZADD', wait, now + lease, id)
   w[mykey] = lock_fmt(nonce, lease, 0, 0, shared)
   redis.call('DEL', lock_key(base, 'wake:' .. id))

@@ -18,6 +18,7 @@
 --- @include "includes/time.lua"
 --- @include "includes/keys.lua"
 --- @include "includes/lock.lua"
+--- @include "includes/history.lua"
 
 local base = KEYS[1]
 local now = now_ms()
@@ -52,4 +53,5 @@ if rq and rq >= now then
   redis.call('EXPIRE', base, secs)
   redis.call('EXPIRE', revoked, secs)
 end
+history_lock(base, 'reset', nil, nil, nil)
 return {#holders / 2, #waiters}

@@ -449,8 +449,19 @@ int rb_param_train(char **local_out, char **global_out, rb_conn *c,
 /* The global value ("0" when never set). */
 int rb_param_get(char **out, rb_conn *c, const char *prefix,
                  const char *param, rb_error *err);
+/* Sets the value and wakes every rb_param_get_until waiting for it. */
 int rb_param_set(rb_conn *c, const char *prefix, const char *param,
                  const char *value, long long ttl_ms, rb_error *err);
+
+/* The global value once it is set: at once when it exists (set or made by
+ * train), else blocked (no polling) until rb_param_set gives it one, which
+ * wakes every waiter at once; *out is the value set. timeout_ms 0: no
+ * limit. A value train makes while this waits does not wake it.
+ * @return RB_OK, RB_ETIMEOUT (timeout_ms passed), RB_ECANCELED (the cancel
+ *         fd), RB_EREDIS, RB_EUNREACHABLE, RB_EPROTO, RB_EINVAL */
+int rb_param_get_until(char **out, rb_conn *c, const char *prefix,
+                       const char *param, long long timeout_ms,
+                       rb_error *err);
 
 /* ---- locks -------------------------------------------------------------
  *
@@ -604,7 +615,7 @@ int rb_lock_reset(long *holders, long *waiters, rb_conn *c,
  * The library never runs the work itself: the caller does, and calls
  * rb_job_keep while it runs. A handle is used by one thread at a time. */
 
-#define RB_JOB_OPTS_VERSION 1
+#define RB_JOB_OPTS_VERSION 2
 
 typedef struct rb_job_opts {
     unsigned int version;     /* RB_JOB_OPTS_VERSION */
@@ -620,6 +631,16 @@ typedef struct rb_job_opts {
                                  RB_JOB_REENTER_MS */
     long restarts;            /* meet again this many times after a break */
     long long ttl_ms;         /* idle state expires; 0: 1 day */
+    /* Version 2: the rendezvous data handed round in the entering round
+     * (what torchrun's agents exchange; rb_job_local_rank ...). */
+    const char *host;         /* this member's host (rb_check_id): members
+                                 of one host share LOCAL_* numbers; NULL:
+                                 a host of its own */
+    const char *master_addr;  /* rank 0 hands it to every member; NULL:
+                                 the local address of rank 0's connection
+                                 to Redis (127.0.0.1 over a unix socket) */
+    int master_port;          /* rank 0 hands it round; 0: a port free on
+                                 rank 0's host, picked at each entering */
 } rb_job_opts;
 
 #define RB_JOB_OPTS_INIT { .version = RB_JOB_OPTS_VERSION }
@@ -675,6 +696,17 @@ long long rb_job_lease_left_ms(const rb_job *j);
 long rb_job_rank(const rb_job *j);      /* 0..n-1, stable across restarts */
 long rb_job_attempt(const rb_job *j);   /* 0, then 1, 2, ... per restart */
 long long rb_job_epoch(const rb_job *j);
+/* After rb_job_enter returned RB_OK, the attempt's rendezvous data: this
+ * member's place among the members of its host (0.., by rank) and their
+ * count; its host's place among the hosts (ordered by their lowest rank)
+ * and their count; rank 0's address and port as it handed them round
+ * (fresh at each attempt). Borrowed; valid until the next rb_job_enter. */
+long rb_job_local_rank(const rb_job *j);
+long rb_job_local_world(const rb_job *j);
+long rb_job_group_rank(const rb_job *j);
+long rb_job_group_world(const rb_job *j);
+const char *rb_job_master_addr(const rb_job *j);
+int rb_job_master_port(const rb_job *j);
 
 typedef struct rb_job_member {
     char *id;                 /* owned */
@@ -705,5 +737,57 @@ void rb_job_status_clear(rb_job_status *st);
  * @param[out] epoch  the epoch broken, 0: none open (may be NULL) */
 int rb_job_reset(long long *epoch, rb_conn *c, const char *prefix,
                  const char *name, rb_error *err);
+
+/* ---- history: what each name's scripts recorded (doc/SEEING.md) ---------- */
+
+/* One event of a name's history, as a script appended it. */
+typedef struct rb_event {
+    long long ms;         /* when, on Redis' clock (the stream id's time) */
+    long long seq;        /* the stream id's sequence within ms */
+    char kind;            /* 'b' barrier, 'j' job, 'l' lock, '?' other */
+    char *event;          /* "arrive", "pass", "break", ... (owned) */
+    char *id;             /* the party, member or holder; NULL none (owned) */
+    long long g;          /* the round, attempt or token; 0 none */
+    long long n;          /* the party count; 0 none */
+    long long epoch;      /* a job's run; 0 none */
+    int passed;           /* an arrival that completed and passed its round */
+    char *outcome;        /* what the event ended: "ok" (a round passed),
+                             "go" (a job attempt began), "done" (a job
+                             ended well); NULL none (owned) */
+    int restart;          /* a job's break that restarts it */
+    char *cause;          /* of a break: one word; NULL none (owned) */
+    char *reason;         /* of a break, in full; NULL none (owned) */
+    char *in;             /* a barrier inside a job: "<epoch>:<att>:NAME";
+                             NULL otherwise (owned) */
+} rb_event;
+
+/* One counter of a name: counts that never go back ("passed",
+ * "broken:<cause>", ...). */
+typedef struct rb_counter {
+    char *field;          /* owned */
+    long long value;
+} rb_counter;
+
+typedef struct rb_history {
+    rb_event *events;     /* owned, oldest first */
+    size_t events_count;
+    rb_counter *counters; /* owned, in no particular order */
+    size_t counters_count;
+    int off;              /* the name's history is turned off */
+} rb_history;
+
+/* Read the newest max events of a name's history (0: all it keeps, a few
+ * thousand) and its counters; never writes. Reads in pages, so no call
+ * holds Redis long, whatever the history's size.
+ * @param[out] out  release with rb_history_clear (also after a failure) */
+int rb_history_read(rb_history *out, rb_conn *c, const char *prefix,
+                    const char *name, size_t max, rb_error *err);
+void rb_history_clear(rb_history *h);
+
+/* Turn the name's history off for ttl_ms (0: one day) from now: the
+ * scripts append nothing and count nothing for it. The switch takes the
+ * stream's place, so what the history held is dropped; the counters stay. */
+int rb_history_off(rb_conn *c, const char *prefix, const char *name,
+                   long long ttl_ms, rb_error *err);
 
 #endif

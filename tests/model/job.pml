@@ -7,6 +7,9 @@
  * --restarts K the survivors meet again in the next attempt. Each script is
  * one atomic step; a member (runner + its CMD) is one process.
  * doc/PROTOCOL.md maps each step to the design text.
+ * History events are not modelled: they decide nothing (each script's
+ * append to the name's history, lua/includes/history.lua, is read by no
+ * script).
  *
  *   M        members (2..3)             K        --restarts
  *   FAILS    CMDs that may fail          CRASHES  runners that may die
@@ -19,7 +22,17 @@
  *   the other members' leases: caught by termination), MUT_JOB_OVER_OPEN
  *   (the last attempt's break leaves the job hash open, which the
  *   heartbeat trusts), MUT_JOB_BAR_PRUNE_OPEN (the heartbeat's prune of
- *   :bar drops the open round too).
+ *   :bar drops the open round too), MUT_RDV_GROUP_EARLY (the hosts are
+ *   grouped by rank 0's entry, not by the one that completes the round),
+ *   MUT_RDV_MASTER_KEPT (rank 0's endpoint is kept once per epoch, so a
+ *   restart meets on the last attempt's port).
+ *
+ * The rendezvous data (torchrun's environment) rides on the entering
+ * round: each entry records its host (rdvh), rank 0's (member 0's) entry
+ * its endpoint, a fresh one per attempt (rdvm: a + 1 stands for the port
+ * of attempt a), and the entry that completes the round groups the hosts
+ * it recorded (rdvg). A member that starts CMD reads them: its attempt's
+ * endpoint, and a grouping of every member, made once.
  */
 
 #ifndef M
@@ -63,6 +76,16 @@ byte xin[NX];        /* X's rounds: members */
 byte xout[NX];       /* X's rounds: outcome */
 int xbar[NA];        /* the attempt's :bar: X's rounds the break reaches */
 bit jshut;           /* the job hash says no attempt runs (done or over) */
+byte rdvh[NA];       /* :rdv h:<id>: members whose host is recorded */
+byte rdvg[NA];       /* :rdv <id>: the members the grouping covered */
+byte rdvn[NA];       /* how many times the attempt was grouped */
+#ifndef MUT_RDV_MASTER_KEPT
+byte rdvm[NA];       /* :rdv master: rank 0's endpoint */
+#define MASTER(a) rdvm[a]
+#else
+byte rdvm1;
+#define MASTER(a) rdvm1
+#endif
 
 /* ---- environment ---- */
 byte fails = FAILS;
@@ -193,7 +216,29 @@ proctype Member(byte p)
 	byte a, hres, xrd, q, sl;
 
 enter:
-	atomic { a = att; ent[a] = ent[a] | B(p); jexp = jexp & ~B(p); sl = 0 }
+	atomic {
+		a = att; ent[a] = ent[a] | B(p); jexp = jexp & ~B(p); sl = 0;
+		/* job-enter's join: the host, rank 0's endpoint, and the
+		 * grouping by the entry that completes the round */
+		rdvh[a] = rdvh[a] | B(p);
+		if
+#ifndef MUT_RDV_MASTER_KEPT
+		:: p == 0 -> MASTER(a) = a + 1
+#else
+		:: p == 0 && MASTER(a) == 0 -> MASTER(a) = a + 1
+#endif
+		:: else
+		fi;
+		if
+#ifndef MUT_RDV_GROUP_EARLY
+		:: ent[a] == ALL ->
+#else
+		:: p == 0 ->
+#endif
+			rdvg[a] = rdvh[a]; rdvn[a]++
+		:: else
+		fi
+	}
 	do
 	:: ent[a] == ALL -> break                 /* the entering round */
 	:: jout[a] != NONE -> goto broken
@@ -215,6 +260,10 @@ enter:
 	:: TAKE(signals) -> atomic { jbreak(a) }; goto broken
 	:: CRASH -> goto dead
 	od;
+
+	/* rb_job__rdv_fetch: this member's values and rank 0's endpoint,
+	 * of this attempt, grouped once over every member */
+	assert(MASTER(a) == a + 1 && rdvg[a] == ALL && rdvn[a] == 1);
 
 	/* CMD runs: it meets the others at X, then exits 0 (or fails) */
 	xarrive(a);
