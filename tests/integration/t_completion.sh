@@ -36,7 +36,7 @@ expect_eq "rbarrier train --b -> --by" "--by " "$(complete_words rbarrier train 
 expect_eq "rbarrier re -> report reset" "report reset " "$(complete_words rbarrier re)"
 expect_eq "rbarrier report --l -> --last" "--last " "$(complete_words rbarrier report --l)"
 expect_eq "rbarrier lock --no -> --no-history, --nonblock" "--no-history --nonblock " "$(complete_words rbarrier lock --no)"
-expect_eq "rbarrier lock --con -> --conflict-exit-code" "--conflict-exit-code " "$(complete_words rbarrier lock --con)"
+expect_eq "rbarrier lock --confl -> --conflict-exit-code" "--conflict-exit-code " "$(complete_words rbarrier lock --confl)"
 expect_eq "rbarrier status --name x --j -> --json" "--json " \
     "$(complete_words rbarrier status --name x --j)"
 expect_eq "rbarrier get -- (flags only of get)" "" \
