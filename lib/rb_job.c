@@ -26,26 +26,6 @@
 #define RB_PEER_LATE_MS 100
 #define RB_SLICE_MIN_MS 10
 
-enum { PHASE_NONE = 0, PHASE_ENTER, PHASE_RUN, PHASE_LEAVE, PHASE_BROKEN };
-
-struct rb_job {
-    rb_conn *c;
-    char *prefix, *name, *id, *expect;
-    long n, restarts;
-    long long lease_ms, timeout_ms, slice_ms;
-    char base[RB_KEY_MAX];
-    char list_key[RB_KEY_MAX];    /* the list this member blocks on */
-    char lease_t[24], ttl_t[24], linger_t[24], n_t[24], k_t[24];
-    char epoch_t[24], att_t[24];
-    long long epoch;
-    long att, rank;
-    int phase;
-    long long renewed_at;         /* last renewal that Redis took */
-    long long next_keep;          /* when the next renewal is due */
-    long long peer_at;            /* just after the earliest other
-                                     member's deadline; 0: none */
-};
-
 /* ---- the handle ---- */
 
 static char *dup_or_null(const char *s, int *failed)
@@ -99,6 +79,7 @@ int rb_job_new(rb_job **out, rb_conn *c, const rb_job_opts *o, rb_error *err)
     snprintf(j->n_t, sizeof(j->n_t), "%ld", j->n);
     snprintf(j->k_t, sizeof(j->k_t), "%ld", j->restarts);
     j->rank = -1;
+    rb_random_hex(j->nonce, 16);
     if ((rc = rb_key__job(j->base, sizeof(j->base), o->prefix, o->name,
                           err)) != RB_OK) {
         rb_job_free(j);
@@ -140,9 +121,9 @@ static int script_failed(const rb_job *j, const rb_call *call, int rc,
     return rc;
 }
 
-static int run(rb_job *j, rb_script_id sid, const char *const *args,
-               int nargs, rb_call *call, redisReply **r,
-               rb_job_reply *jr, rb_error *err)
+int rb_job__run(rb_job *j, rb_script_id sid, const char *const *args,
+                int nargs, rb_call *call, redisReply **r, rb_job_reply *jr,
+                rb_error *err)
 {
     const char *keys[1] = { j->base };
     int rc = rb_script__run(j->c, sid, keys, args, nargs, call, r, err);
@@ -176,7 +157,7 @@ static int list_key(rb_job *j, const char *part, rb_error *err)
     return RB_OK;
 }
 
-static int broken(rb_job *j, const char *outcome, rb_error *err)
+int rb_job__broken(rb_job *j, const char *outcome, rb_error *err)
 {
     const char *reason = "";
 
@@ -186,7 +167,7 @@ static int broken(rb_job *j, const char *outcome, rb_error *err)
                          reason ? reason : outcome);
 }
 
-static int lost(rb_job *j, rb_error *err)
+int rb_job__lost(rb_job *j, rb_error *err)
 {
     j->phase = PHASE_NONE;
     return rb_error__set(err, RB_ELOST, "%s: job state lost (this member "
@@ -216,7 +197,8 @@ static int block(rb_job *j, long long ms, char *text, size_t len,
     got = NULL;
     if (r->type != REDIS_REPLY_NIL &&
         (rb_job__str_at(r, &got) != RB_OK ||
-         (strcmp(got, "go") != 0 && rb_reply__outcome(got, NULL) < 0))) {
+         (strcmp(got, "go") != 0 && rb_reply__outcome(got, NULL) < 0 &&
+          strncmp(got, "stopping ", 9) != 0))) {
         freeReplyObject(r);
         return rb_error__set(err, RB_EPROTO, "%s: bad reply to %s", j->name,
                              cmd);
@@ -232,8 +214,11 @@ static int block(rb_job *j, long long ms, char *text, size_t len,
 static int keep_now(rb_job *j, rb_job_reply *jr, redisReply **r,
                     rb_error *err)
 {
-    const char *args[6] = { j->epoch_t, j->att_t, j->id, j->lease_t,
-                            j->ttl_t, j->linger_t };
+    char age[24];
+    const char *args[8] = { j->epoch_t, j->att_t, j->id, j->lease_t,
+                            j->ttl_t, j->linger_t, age,
+                            j->halt == j->halt_sent ? ""
+                            : j->halt ? "halt" : "run" };
     long long start = rb_now_ms();
     rb_call call = {
         .deadline = rb_deadline__until(j->renewed_at + j->lease_ms),
@@ -241,16 +226,23 @@ static int keep_now(rb_job *j, rb_job_reply *jr, redisReply **r,
     };
     int rc;
 
+    /* The command's progress rides on the renewal (the stall's blame,
+     * status): no command of its own. */
+    snprintf(age, sizeof(age), "%lld",
+             j->progress_at > 0 && start >= j->progress_at
+                 ? start - j->progress_at : -1LL);
     if (call.deadline.until_ms <= start)
         call.deadline.until_ms = start + 1;
-    rc = run(j, RB_SCRIPT_JOB_KEEP, args, 6, &call, r, jr, err);
+    rc = rb_job__run(j, RB_SCRIPT_JOB_KEEP, args, 8, &call, r, jr, err);
     if (rc == RB_EUNREACHABLE)
         return rb_error__set(err, RB_EUNREACHABLE, "%s: could not renew "
                              "the lease before it ran out: %s", j->name,
                              err->msg);
     if (rc != RB_OK)
         return rc;
-    if (jr->kind == RB_JOB_WAIT || jr->kind == RB_JOB_GO) {
+    if (jr->kind == RB_JOB_WAIT || jr->kind == RB_JOB_GO ||
+        jr->kind == RB_JOB_STOP) {
+        j->halt_sent = j->halt;
         j->renewed_at = start;
         j->next_keep = start + j->slice_ms;
         j->peer_at = jr->next_ms >= 0
@@ -267,7 +259,9 @@ static int ended(rb_job *j, const char *outcome, int *done, rb_error *err)
         *done = 1;
         return RB_OK;
     }
-    return broken(j, outcome, err);
+    if (strncmp(outcome, "stopping ", 9) == 0)
+        return rb_job__stopping(j, outcome, done, err);
+    return rb_job__broken(j, outcome, err);
 }
 
 /* How long the next slice may block: to the next renewal, or just after
@@ -307,14 +301,14 @@ static int abandon_enter(rb_job *j, rb_error *err)
     args[5] = "-1";
     args[6] = j->ttl_t;
     args[7] = j->linger_t;
-    rc = run(j, RB_SCRIPT_JOB_END, args, 8, &call, &r, &jr, err);
+    rc = rb_job__run(j, RB_SCRIPT_JOB_END, args, 8, &call, &r, &jr, err);
     j->phase = PHASE_NONE;
     if (rc != RB_OK)
         return rb_error__set(err, RB_ETIMEOUT, "%s: %s (and could not tell "
                              "the others: %s)", j->name, what, err->msg);
     if (jr.kind == RB_JOB_OUT && strcmp(jr.text, "go") != 0 &&
         rb_reply__outcome(jr.text, NULL) == 0) {
-        rc = broken(j, jr.text, err);
+        rc = rb_job__broken(j, jr.text, err);
     } else if (jr.kind == RB_JOB_BROKEN) {
         const char *reason = "";
 
@@ -331,9 +325,9 @@ static int abandon_enter(rb_job *j, rb_error *err)
 int rb_job_enter(rb_job *j, rb_error *err)
 {
     rb_error local;
-    const char *args[9];
+    const char *args[10];
     char text[512];
-    long long start = rb_now_ms(), until, bound;
+    long long start = rb_now_ms(), until, bound, slice, dup_until = 0;
     redisReply *r = NULL;
     rb_job_reply jr;
     int rc, reenter;
@@ -370,7 +364,8 @@ int rb_job_enter(rb_job *j, rb_error *err)
         args[6] = reenter ? j->epoch_t : "new";
         args[7] = reenter ? att_next : "0";
         args[8] = j->expect ? j->expect : "";
-        if ((rc = run(j, RB_SCRIPT_JOB_ENTER, args, 9, &call, &r, &jr,
+        args[9] = j->nonce;
+        if ((rc = rb_job__run(j, RB_SCRIPT_JOB_ENTER, args, 10, &call, &r, &jr,
                       err)) != RB_OK)
             return rc;
         if (jr.kind == RB_JOB_BADN) {
@@ -387,10 +382,28 @@ int rb_job_enter(rb_job *j, rb_error *err)
             freeReplyObject(r);
             return rc;
         }
-        if (jr.kind != RB_JOB_BUSY)
+        if (jr.kind != RB_JOB_BUSY && jr.kind != RB_JOB_DUP)
             break;
-        /* Another run of this name is on, without this id: wait for its
-         * end (its out list), then try again. */
+        /* Busy: another run of this name is on, without this id. Dup:
+         * another runner holds this id; past its lease deadline it is
+         * dead and this one takes the place, but if it renewed meanwhile
+         * it lives and this one is refused. Either way: wait on the
+         * attempt's out list (its end wakes us), then try again. */
+        slice = j->slice_ms;
+        if (jr.kind == RB_JOB_DUP) {
+            long long now = rb_now_ms();
+
+            if (dup_until && now >= dup_until) {
+                freeReplyObject(r);
+                return rb_error__set(err, RB_EINVAL, "%s: id '%s' is held "
+                                     "by a live runner (it renewed its "
+                                     "lease); nothing written", j->name,
+                                     j->id);
+            }
+            if (!dup_until)
+                dup_until = now + jr.next_ms + RB_PEER_LATE_MS;
+            slice = dup_until - now;
+        }
         set_attempt(j, jr.epoch, jr.att);
         freeReplyObject(r);
         r = NULL;
@@ -400,10 +413,10 @@ int rb_job_enter(rb_job *j, rb_error *err)
             return rb_error__set(err, RB_ETIMEOUT, "%s: timed out: a job of "
                                  "this name runs without '%s'", j->name,
                                  j->id);
-        rc = block(j, until ? (until - rb_now_ms() < j->slice_ms
-                                   ? until - rb_now_ms() + RB_SLICE_MIN_MS
-                                   : j->slice_ms)
-                            : j->slice_ms, text, sizeof(text), err);
+        if (until && until - rb_now_ms() < slice)
+            slice = until - rb_now_ms() + RB_SLICE_MIN_MS;
+        rc = block(j, slice > RB_SLICE_MIN_MS ? slice : RB_SLICE_MIN_MS,
+                   text, sizeof(text), err);
         if (rc < 0)
             return rc == RB_ECANCELED
                        ? rb_error__set(err, rc, "%s: interrupted before "
@@ -435,12 +448,12 @@ int rb_job_enter(rb_job *j, rb_error *err)
             if (jr.kind == RB_JOB_GO) {
                 j->phase = PHASE_RUN;
             } else if (jr.kind == RB_JOB_OUT) {
-                rc = broken(j, jr.text, err);
+                rc = rb_job__broken(j, jr.text, err);
                 freeReplyObject(r);
                 return rc;
             } else if (jr.kind == RB_JOB_LOST) {
                 freeReplyObject(r);
-                return lost(j, err);
+                return rb_job__lost(j, err);
             }
             freeReplyObject(r);
             r = NULL;
@@ -455,7 +468,7 @@ int rb_job_enter(rb_job *j, rb_error *err)
         if (rc == 1 && strcmp(text, "go") == 0)
             j->phase = PHASE_RUN;
         else if (rc == 1)
-            return broken(j, text, err);
+            return rb_job__broken(j, text, err);
     }
     return list_key(j, "out", err);
 }
@@ -474,22 +487,28 @@ int rb_job_keep(rb_job *j, long long max_ms, int *done, rb_error *err)
     if (err == NULL)
         err = &local;
     *done = 0;
-    if (j->phase != PHASE_RUN && j->phase != PHASE_LEAVE)
+    if (j->phase != PHASE_RUN && j->phase != PHASE_LEAVE &&
+        j->phase != PHASE_STOPPING)
         return rb_error__set(err, RB_EINVAL, "%s: not in a running job",
                              j->name);
     if (now >= j->next_keep || (j->peer_at && now >= j->peer_at)) {
         if ((rc = keep_now(j, &jr, &r, err)) != RB_OK)
             return rc;
-        if (jr.kind == RB_JOB_OUT)
+        if (jr.kind == RB_JOB_OUT || jr.kind == RB_JOB_STOP)
             rc = ended(j, jr.text, done, err);
         else if (jr.kind == RB_JOB_LOST)
-            rc = lost(j, err);
+            rc = rb_job__lost(j, err);
         freeReplyObject(r);
         if (rc != RB_OK || *done)
             return rc;
         now = rb_now_ms();
     }
     end = slice_until(j, max_ms >= 0 ? now + max_ms : 0);
+    /* While the job stops its out list holds the stop, which a blocking
+     * read would return at once: this member waits on a list nobody
+     * writes (a sleep its cancel fd ends) until its command has ended. */
+    if (j->phase == PHASE_STOPPING && (rc = list_key(j, "hold", err)))
+        return rc;
     rc = block(j, end - now > RB_SLICE_MIN_MS ? end - now : RB_SLICE_MIN_MS,
                text, sizeof(text), err);
     if (rc < 0)
@@ -513,7 +532,7 @@ static int end_call(rb_job *j, const char *mode, const char *what,
 
     *done = 0;
     if (j->phase != PHASE_RUN && j->phase != PHASE_LEAVE &&
-        j->phase != PHASE_ENTER)
+        j->phase != PHASE_ENTER && j->phase != PHASE_STOPPING)
         return rb_error__set(err, RB_EINVAL, "%s: not in a job", j->name);
     snprintf(st, sizeof(st), "%d", status);
     args[0] = j->epoch_t;
@@ -524,12 +543,21 @@ static int end_call(rb_job *j, const char *mode, const char *what,
     args[5] = st;
     args[6] = j->ttl_t;
     args[7] = j->linger_t;
-    if ((rc = run(j, RB_SCRIPT_JOB_END, args, 8, &call, &r, &jr, err)))
+    if ((rc = rb_job__run(j, RB_SCRIPT_JOB_END, args, 8, &call, &r, &jr, err)))
         return rc;
-    if (jr.kind == RB_JOB_OUT || jr.kind == RB_JOB_BROKEN)
+    if (jr.kind == RB_JOB_OUT && strncmp(jr.text, "stopping ", 9) == 0) {
+        /* Departed from the stopping job: done, and not by a pass. */
+        if (j->phase != PHASE_STOPPING)
+            snprintf(j->stop_reason, sizeof(j->stop_reason), "%s",
+                     jr.text + 9);
+        j->phase = PHASE_NONE;
+        *done = 1;
+        rc = rb_error__set(err, RB_EBROKEN, "%s: job stopped: %s", j->name,
+                           j->stop_reason);
+    } else if (jr.kind == RB_JOB_OUT || jr.kind == RB_JOB_BROKEN)
         rc = ended(j, jr.text, done, err);
     else if (jr.kind == RB_JOB_LOST)
-        rc = lost(j, err);
+        rc = rb_job__lost(j, err);
     else if (jr.kind == RB_JOB_WAIT)
         j->phase = PHASE_LEAVE;
     else

@@ -19,6 +19,8 @@
 -- ARGV[8]  with an epoch in ARGV[7], the attempt it re-enters; else '0'
 -- ARGV[9]  the expected ids, comma-separated, or '' (ranks then follow the
 --          order of first entry)
+-- ARGV[10] this runner's nonce (1..64 bytes, no whitespace): one runner
+--          holds an id; its retries and re-entries carry the same nonce
 --
 -- Returns {kind, epoch, att, rank, count, n, text, next_ms}, kind one of
 --   'wait'  entered; block on the attempt's go list
@@ -29,6 +31,10 @@
 --           'n=4', 'restarts=2', 'expect=a,b'); nothing written
 --   'over'  the attempt this runner meant to re-enter is gone (the job
 --           ended or was reset); text: the job's last reason
+--   'dup'   another runner (another nonce) holds this id and its lease
+--           runs (next_ms: until its deadline); nothing written. Once the
+--           lease has passed, the newcomer takes the place while the job
+--           enters, or the lease's expiry breaks a running one
 -- A bad argument is an error reply, and nothing is written.
 
 --- @include "includes/args.lua"
@@ -50,6 +56,11 @@ local expect = ARGV[9]
 if type(expect) ~= 'string' or #expect > 100000 or
    string.find(expect, '[%z\1-\32\127{}]') then
   bad_arg(9, 'expected ids')
+end
+local nonce = ARGV[10]
+if type(nonce) ~= 'string' or #nonce == 0 or #nonce > 64 or
+   string.find(nonce, '[%z\1-\32\127]') then
+  bad_arg(10, 'nonce')
 end
 local rank_in_expect = nil
 if expect ~= '' then
@@ -82,7 +93,8 @@ local function join(epoch, att)
     rank = tonumber(redis.call('HGET', m, 'nrank') or '0')
     redis.call('HSET', m, 'nrank', rank + 1)
   end
-  redis.call('HSET', m, 'rank:' .. id, rank, 'state:' .. id, 'entering')
+  redis.call('HSET', m, 'rank:' .. id, rank, 'state:' .. id, 'entering',
+             'nonce:' .. id, nonce)
   redis.call('ZADD', job_key(base, epoch, nil, 'ids'), rank, id)
   redis.call('HDEL', m, 'exit:' .. id)
   redis.call('ZADD', inkey, now + lease, id)
@@ -132,6 +144,20 @@ for _ = 1, 3 do
   end
   local m = job_key(base, epoch, nil, 'm')
   local inkey = job_key(base, epoch, att, 'in')
+  -- One live runner per id: another nonce on a listed id waits for that
+  -- lease; past it, an entering round's place is taken over (before the
+  -- lease check below would break the round for it).
+  local held = redis.call('ZSCORE', inkey, id)
+  if held and redis.call('HGET', m, 'nonce:' .. id) ~= nonce then
+    if tonumber(held) >= now then
+      return job_reply('dup', epoch, att, -1, 0, n, '', tonumber(held) - now)
+    end
+    if state == 'enter' then redis.call('ZADD', inkey, now + lease, id) end
+  elseif held and state == 'run' then
+    -- This runner's own entry, whose reply was lost: its place again.
+    return job_reply('go', epoch, att,
+                     tonumber(redis.call('HGET', m, 'rank:' .. id)), n, n)
+  end
   local broke = job_check_leases(base, epoch, att, now, linger, ttl)
   if not broke then
     if state == 'enter' then
@@ -140,15 +166,7 @@ for _ = 1, 3 do
       end
       return job_reply('busy', epoch, att, -1, 0, n)
     end
-    -- Running: this id back while its old copy is listed means that copy's
-    -- runner is gone (restarted before its lease ran out).
-    if redis.call('ZSCORE', inkey, id) and want == 'new' then
-      redis.call('HSET', m, 'state:' .. id, 'gone')
-      job_break(base, epoch, att, id .. ' came back (its runner was restarted)',
-                linger, ttl)
-    else
-      return job_reply('busy', epoch, att, -1, 0, n)
-    end
+    return job_reply('busy', epoch, att, -1, 0, n)
   end
 end
 return job_reply('busy', 0, 0, -1, 0, n)
