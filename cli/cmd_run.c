@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "run_stop.h"
 
 static const char run_description[] =
     "rbarrier run [options] -- CMD [ARGS...]\n"
@@ -27,13 +28,16 @@ static const char run_description[] =
     "runs CMD in a process group of its own while its lease is renewed\n"
     "(every lease/3), and all leave together; the exit status is then 0.\n"
     "A member fails when its CMD exits non-zero or is killed by a signal,\n"
-    "when its runner gets a signal, or when its lease runs out (runner\n"
-    "killed, host cut off). Then the job breaks: every other runner sends\n"
-    "SIGTERM to its CMD's group (SIGKILL --kill-after later) and exits 3\n"
-    "with the reason; the failing runner exits with CMD's status (128+N for\n"
-    "signal N). With --restarts K every member meets again and reruns CMD,\n"
-    "up to K times. --timeout bounds each entering round, not CMD (a\n"
-    "re-entering round ends after 5 minutes even with --timeout 0).\n"
+    "or when its lease runs out (runner killed, host cut off). Then the job\n"
+    "breaks: every other runner sends SIGTERM to its CMD's group (SIGKILL\n"
+    "--kill-after later) and exits 3 with the reason; the failing runner\n"
+    "exits with CMD's status. A runner that gets SIGTERM, SIGINT or SIGHUP\n"
+    "while CMD runs stops the job: every CMD gets SIGTERM once, in-job waits\n"
+    "keep passing (to agree on a step to save) and each member leaves when\n"
+    "its CMD exits or --kill-after ends; that runner exits 128+N, the others\n"
+    "3. With --restarts K, after a break (not a stop) every member meets\n"
+    "again and reruns CMD, up to K times. --timeout bounds each entering\n"
+    "round, not CMD (a re-entering one ends after 5 minutes even with 0).\n"
     "CMD sees RBARRIER_JOB, RBARRIER_ID, RBARRIER_N, RBARRIER_RANK (0..N-1:\n"
     "the place in --expect, else the order of entry), RBARRIER_RESTART,\n"
     "RBARRIER_URL (its password, if any, as REDISCLI_AUTH), and\n"
@@ -329,6 +333,28 @@ static int interrupted(runner *r, rb_error *err)
                     what);
 }
 
+/* ---- preemption: the job stops (run_stop.c) ---- */
+
+static int cmd_gone(void *p)
+{
+    runner *r = p;
+
+    drain_child_fd();
+    return r->cmd.pid <= 0 || cli_proc_wait(&r->cmd, 0) == 1;
+}
+
+static void cmd_signal(void *p, int sig) { cli_proc_signal(&((runner *)p)->cmd, sig); }
+static int cmd_end(void *p) { return stop_cmd(p, SIGKILL); }
+
+static int hold_stop(runner *r, rb_error *err)
+{
+    cli_run_stop s = { r->job, r->o.name, r->o.id, r->kill_after_ms, cmd_gone,
+                       cmd_signal, cmd_end, r };
+
+    epoll_ctl(r->wake, EPOLL_CTL_DEL, cli_signal_fd(), NULL);
+    return cli_run_hold_stop(&s, err);
+}
+
 /* CMD ended with status: leave (0) or fail. Returns -1 to go on with the
  * next attempt (restarts), else the exit code. */
 static int cmd_ended(runner *r, int status, rb_error *err)
@@ -405,7 +431,10 @@ static int attempt(runner *r)
         rc = rb_job_keep(r->job, -1, &done, &err);
         if (rc == RB_ECANCELED || rc == RB_OK) {
             if (cli_signal())
-                return interrupted(r, &err);
+                return cli_run_stop_job(r->job, r->o.id, &err) != RB_OK
+                           ? interrupted(r, &err) : hold_stop(r, &err);
+            if (rb_job_stopping(r->job))
+                return hold_stop(r, &err);
             drain_child_fd();
             if (r->cmd.pid > 0 && cli_proc_wait(&r->cmd, 0) == 0)
                 continue;

@@ -1,0 +1,33 @@
+#ifndef RB_CLI_RUN_STOP_H
+#define RB_CLI_RUN_STOP_H
+
+/* A job that stops (preemption, DESIGN.md "Jobs"), as run's runner plays
+ * its part: run_stop.c. The runner's command is reached through the
+ * callbacks, so this file does not care how it was started. */
+
+#include "cli.h"
+
+typedef struct cli_run_stop {
+    rb_job *job;
+    const char *name, *id;      /* the job, this member */
+    long long grace_ms;         /* --kill-after; 0: 10 s */
+    int (*gone)(void *payload);               /* 1: the command ended */
+    void (*signal)(void *payload, int sig);   /* to its whole tree */
+    int (*end)(void *payload);  /* end what is left (SIGKILL); its status */
+    void *payload;
+} cli_run_stop;
+
+/* This runner got a signal (cli_signal()) while its command runs: put the
+ * job into stopping, with the reason "ID was terminated (SIGTERM)".
+ * RB_OK, or an rb_code (e.g. RB_EBROKEN: the job had broken before). */
+int cli_run_stop_job(rb_job *job, const char *id, rb_error *err);
+
+/* The job stops: the command gets SIGTERM once and the grace, this member
+ * holds its membership while the command runs, then departs. The caller
+ * has taken the signals out of the job's cancel fd (a second signal is no
+ * news: a second SIGTERM to the command would kill its save). Returns the
+ * exit code: 128+sig for a signalled runner, else 3 (or 1/4 when the state
+ * was lost or Redis could not be reached). */
+int cli_run_hold_stop(const cli_run_stop *s, rb_error *err);
+
+#endif
