@@ -167,9 +167,13 @@ int rb_job__broken(rb_job *j, const char *outcome, rb_error *err)
                          reason ? reason : outcome);
 }
 
-int rb_job__lost(rb_job *j, rb_error *err)
+int rb_job__lost(rb_job *j, const char *text, rb_error *err)
 {
     j->phase = PHASE_NONE;
+    if (text && strcmp(text, "replaced") == 0)
+        return rb_error__set(err, RB_ELOST, "%s: another runner took the "
+                             "place of id '%s' (this one's lease had "
+                             "passed)", j->name, j->id);
     return rb_error__set(err, RB_ELOST, "%s: job state lost (this member "
                          "is gone from attempt %ld of epoch %lld: was Redis "
                          "restarted without persistence?)", j->name, j->att,
@@ -215,10 +219,10 @@ static int keep_now(rb_job *j, rb_job_reply *jr, redisReply **r,
                     rb_error *err)
 {
     char age[24];
-    const char *args[8] = { j->epoch_t, j->att_t, j->id, j->lease_t,
+    const char *args[9] = { j->epoch_t, j->att_t, j->id, j->lease_t,
                             j->ttl_t, j->linger_t, age,
                             j->halt == j->halt_sent ? ""
-                            : j->halt ? "halt" : "run" };
+                            : j->halt ? "halt" : "run", j->nonce };
     long long start = rb_now_ms();
     rb_call call = {
         .deadline = rb_deadline__until(j->renewed_at + j->lease_ms),
@@ -233,7 +237,7 @@ static int keep_now(rb_job *j, rb_job_reply *jr, redisReply **r,
                  ? start - j->progress_at : -1LL);
     if (call.deadline.until_ms <= start)
         call.deadline.until_ms = start + 1;
-    rc = rb_job__run(j, RB_SCRIPT_JOB_KEEP, args, 8, &call, r, jr, err);
+    rc = rb_job__run(j, RB_SCRIPT_JOB_KEEP, args, 9, &call, r, jr, err);
     if (rc == RB_EUNREACHABLE)
         return rb_error__set(err, RB_EUNREACHABLE, "%s: could not renew "
                              "the lease before it ran out: %s", j->name,
@@ -251,8 +255,7 @@ static int keep_now(rb_job *j, rb_job_reply *jr, redisReply **r,
     return RB_OK;
 }
 
-/* The end of an attempt as the lists or a script said it. */
-static int ended(rb_job *j, const char *outcome, int *done, rb_error *err)
+int rb_job__ended(rb_job *j, const char *outcome, int *done, rb_error *err)
 {
     if (strcmp(outcome, "ok") == 0) {
         j->phase = PHASE_NONE;
@@ -452,8 +455,9 @@ int rb_job_enter(rb_job *j, rb_error *err)
                 freeReplyObject(r);
                 return rc;
             } else if (jr.kind == RB_JOB_LOST) {
+                rc = rb_job__lost(j, jr.text, err);
                 freeReplyObject(r);
-                return rb_job__lost(j, err);
+                return rc;
             }
             freeReplyObject(r);
             r = NULL;
@@ -469,6 +473,18 @@ int rb_job_enter(rb_job *j, rb_error *err)
             j->phase = PHASE_RUN;
         else if (rc == 1)
             return rb_job__broken(j, text, err);
+    }
+    /* A runner stopped (SIGSTOP) past its lease while it waited may have
+     * been replaced: it confirms before its work starts. */
+    if (rb_now_ms() - j->renewed_at >= j->lease_ms - j->slice_ms) {
+        if ((rc = keep_now(j, &jr, &r, err)) != RB_OK)
+            return rc;
+        if (jr.kind == RB_JOB_OUT || jr.kind == RB_JOB_LOST)
+            rc = jr.kind == RB_JOB_OUT ? rb_job__broken(j, jr.text, err)
+                                       : rb_job__lost(j, jr.text, err);
+        freeReplyObject(r);
+        if (rc != RB_OK)
+            return rc;
     }
     return list_key(j, "out", err);
 }
@@ -495,9 +511,9 @@ int rb_job_keep(rb_job *j, long long max_ms, int *done, rb_error *err)
         if ((rc = keep_now(j, &jr, &r, err)) != RB_OK)
             return rc;
         if (jr.kind == RB_JOB_OUT || jr.kind == RB_JOB_STOP)
-            rc = ended(j, jr.text, done, err);
+            rc = rb_job__ended(j, jr.text, done, err);
         else if (jr.kind == RB_JOB_LOST)
-            rc = rb_job__lost(j, err);
+            rc = rb_job__lost(j, jr.text, err);
         freeReplyObject(r);
         if (rc != RB_OK || *done)
             return rc;
@@ -514,82 +530,6 @@ int rb_job_keep(rb_job *j, long long max_ms, int *done, rb_error *err)
     if (rc < 0)
         return rc;
     if (rc == 1)
-        return ended(j, text, done, err);
+        return rb_job__ended(j, text, done, err);
     return RB_OK;
 }
-
-static int end_call(rb_job *j, const char *mode, const char *what,
-                    int status, int *done, rb_error *err)
-{
-    const char *args[8];
-    char st[16];
-    rb_call call = { .deadline = rb_deadline__within(
-                         rb_now_ms(), j->lease_ms > RB_JOB_GRACE_MS
-                                          ? j->lease_ms : RB_JOB_GRACE_MS) };
-    redisReply *r = NULL;
-    rb_job_reply jr;
-    int rc;
-
-    *done = 0;
-    if (j->phase != PHASE_RUN && j->phase != PHASE_LEAVE &&
-        j->phase != PHASE_ENTER && j->phase != PHASE_STOPPING)
-        return rb_error__set(err, RB_EINVAL, "%s: not in a job", j->name);
-    snprintf(st, sizeof(st), "%d", status);
-    args[0] = j->epoch_t;
-    args[1] = j->att_t;
-    args[2] = j->id;
-    args[3] = mode;
-    args[4] = what;
-    args[5] = st;
-    args[6] = j->ttl_t;
-    args[7] = j->linger_t;
-    if ((rc = rb_job__run(j, RB_SCRIPT_JOB_END, args, 8, &call, &r, &jr, err)))
-        return rc;
-    if (jr.kind == RB_JOB_OUT && strncmp(jr.text, "stopping ", 9) == 0) {
-        /* Departed from the stopping job: done, and not by a pass. */
-        if (j->phase != PHASE_STOPPING)
-            snprintf(j->stop_reason, sizeof(j->stop_reason), "%s",
-                     jr.text + 9);
-        j->phase = PHASE_NONE;
-        *done = 1;
-        rc = rb_error__set(err, RB_EBROKEN, "%s: job stopped: %s", j->name,
-                           j->stop_reason);
-    } else if (jr.kind == RB_JOB_OUT || jr.kind == RB_JOB_BROKEN)
-        rc = ended(j, jr.text, done, err);
-    else if (jr.kind == RB_JOB_LOST)
-        rc = rb_job__lost(j, err);
-    else if (jr.kind == RB_JOB_WAIT)
-        j->phase = PHASE_LEAVE;
-    else
-        rc = rb_error__set(err, RB_EPROTO, "%s: bad job-end reply",
-                           j->name);
-    freeReplyObject(r);
-    return rc;
-}
-
-int rb_job_fail(rb_job *j, const char *what, int status, rb_error *err)
-{
-    rb_error local;
-    int done;
-
-    if (err == NULL)
-        err = &local;
-    if (what == NULL || what[0] == '\0' || strlen(what) > 300 ||
-        strpbrk(what, "\r\n\t"))
-        return rb_error__set(err, RB_EINVAL, "%s: a failure needs a "
-                             "one-line reason of 1..300 bytes", j->name);
-    if (status < -1 || status > 255)
-        status = -1;
-    return end_call(j, "fail", what, status, &done, err);
-}
-
-int rb_job_leave(rb_job *j, int *done, rb_error *err)
-{
-    rb_error local;
-
-    if (err == NULL)
-        err = &local;
-    return end_call(j, "leave", "-", 0, done, err);
-}
-
-/* ---- status and reset ---- */

@@ -72,9 +72,14 @@ int rb_job__run(rb_job *j, rb_script_id sid, const char *const *args, int nargs,
                 rb_error *err);
 
 /* This member's attempt broke (outcome 'broken <reason>'), or its state
- * is gone. @return RB_EBROKEN, RB_ELOST */
+ * is gone (text: a 'lost' reply's; "replaced": another runner took its
+ * id). @return RB_EBROKEN, RB_ELOST */
 int rb_job__broken(rb_job *j, const char *outcome, rb_error *err);
-int rb_job__lost(rb_job *j, rb_error *err);
+int rb_job__lost(rb_job *j, const char *text, rb_error *err);
+
+/* The end of an attempt as the lists or a script said it: 'ok' (*done),
+ * a break, or a stop (rb_job__stopping). */
+int rb_job__ended(rb_job *j, const char *outcome, int *done, rb_error *err);
 
 /* The job stops ('stopping <reason>'): a running member keeps holding
  * (RB_OK), one that had left is done (RB_EBROKEN: "job stopped"). */

@@ -15,6 +15,8 @@
 --          (-1 or absent: nothing to publish)
 -- ARGV[8]  optional: 'halt' (the command's processes are all stopped),
 --          'run' (no longer so), or '' (unchanged)
+-- ARGV[9]  optional: this runner's nonce (job-enter's): a runner whose id
+--          another runner took over (its lease had passed) is 'lost'
 --
 -- Returns {kind, epoch, att, rank, count, n, text, next_ms}, kind one of
 --   'out'   the attempt ended: text 'ok' (everyone left) or 'broken
@@ -27,7 +29,8 @@
 --           lease deadline (-1: none), so the caller looks again just
 --           after it instead of a whole slice later
 --   'lost'  this member is not in the attempt: the state is gone (Redis
---           restarted without persistence, or the keys were deleted)
+--           restarted without persistence, or the keys were deleted);
+--           text 'replaced': another runner holds its id now
 -- A bad argument is an error reply, and nothing is written.
 
 --- @include "includes/args.lua"
@@ -56,6 +59,15 @@ local inkey = job_key(base, epoch, att, 'in')
 -- (state 'done' or 'over', or the next attempt), so an open attempt in
 -- the hash is one with no outcome, and only a closed one needs :out read.
 -- Likewise its 'run' state is the go list's 'go'.
+-- Another runner took this id over (this one's lease had passed): its
+-- place is gone, whatever became of the attempt.
+local nonce = ARGV[9]
+if nonce and nonce ~= '' then
+  local holder = redis.call('HGET', job_key(base, epoch, nil, 'm'), 'nonce:' .. id)
+  if holder and holder ~= nonce then
+    return job_reply('lost', epoch, att, -1, 0, 0, 'replaced')
+  end
+end
 local st = redis.call('HMGET', base, 'epoch', 'att', 'state', 'n', 'exp',
                       'prune')
 local open = tonumber(st[1]) == epoch and tonumber(st[2]) == att and
