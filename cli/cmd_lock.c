@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "clock.h"
+#include "supervise.h"
 
 static const char lock_description[] =
     "rbarrier lock [options] -- CMD [ARGS...]\n"
@@ -75,61 +77,74 @@ static int parse_flags(const lock_flags *f, rb_lock_opts *o,
     return RB_OK;
 }
 
-/* Hold the lock while CMD runs. Returns the exit code; err says why when
- * it is not CMD's own status. */
+/* Hold the lock while CMD runs, under the supervisor: each renewal the
+ * server took moves the watchdog's deadline, so CMD's whole tree is dead
+ * before the slot can pass on, whatever happens to this process. Returns
+ * the exit code, or -1 when CMD ended on its own (*cmd_status); err says
+ * why when it is not CMD's own status. */
 static int hold(rb_lock *l, const rb_lock_opts *o, char **cmd,
                 long long kill_after, int *cmd_status, rb_error *err)
 {
     char token_env[48], name_env[RB_NAME_MAX + 16], id_env[RB_NAME_MAX + 16];
     const char *env[4] = { token_env, name_env, id_env, NULL };
-    cli_proc_opts po = CLI_PROC_OPTS_INIT;
-    cli_proc p = CLI_PROC_INIT;
-    int rc;
+    cli_sup_opts so = CLI_SUP_OPTS_INIT;
+    cli_sup s;
+    int rc, st;
 
     snprintf(token_env, sizeof(token_env), "RBARRIER_LOCK_TOKEN=%lld",
              rb_lock_token(l));
     snprintf(name_env, sizeof(name_env), "RBARRIER_LOCK=%s", o->name);
     snprintf(id_env, sizeof(id_env), "RBARRIER_ID=%s", o->id);
-    po.argv = (const char *const *)cmd;
-    po.env = env;
-    po.own_group = 1;
-    /* An exec failure is the command's status, 126 or 127, as sh has it. */
-    po.exec_error_fails = 0;
-    /* A holder killed with -9 stops renewing; its command must not run on
-     * past the lease as a second holder. */
-    po.parent_death_signal = SIGTERM;
-    po.kill_after_ms = kill_after;
-    fflush(stdout);
-    fflush(stderr);
-    if (cli_proc_start(&p, &po) != 0) {
-        cli_error(err, "cannot start '%.200s': %s", cmd[0], strerror(errno));
+    so.argv = (const char *const *)cmd;
+    so.env = env;
+    so.kill_after_ms = kill_after;
+    so.lease_ms = o->lease_ms > 0 ? o->lease_ms : 10000;
+    so.held_until_ms = cli_now_ms() + rb_lock_lease_left_ms(l);
+    if (cli_sup_start(&s, &so, err) != RB_OK)
         return CLI_EXIT_REDIS;
-    }
     for (;;) {
-        if (cli_proc_wait(&p, rb_lock_renew_in_ms(l)) != 0)
+        st = cli_sup_wait(&s, rb_lock_renew_in_ms(l));
+        if (st == CLI_SUP_ENDED)
             break;
         if (cli_signal()) {
             int sig = cli_signal();
 
             /* That signal first, as a terminal's would have reached CMD
              * had it been in the foreground group. */
-            *cmd_status = cli_proc_stop(&p, sig);
+            *cmd_status = cli_sup_stop(&s, sig);
             cli_error(err, "lock %s: interrupted by signal %d; the command "
                       "was stopped", o->name, sig);
             return 128 + sig;
         }
+        if (st == CLI_SUP_EXPIRED) {
+            *cmd_status = cli_sup_stop(&s, SIGTERM);
+            cli_error(err, "lock %s: the lease ran out before this holder "
+                      "renewed it (stopped or cut off); the command was "
+                      "stopped", o->name);
+            return CLI_EXIT_BROKEN;
+        }
+        if (st == CLI_SUP_LOST) {
+            *cmd_status = cli_sup_stop(&s, SIGKILL);
+            cli_error(err, "lock %s: the command's watchdog died; the "
+                      "command was stopped", o->name);
+            return CLI_EXIT_REDIS;
+        }
         if (rb_lock_renew_in_ms(l) > 0)
             continue;
         rc = rb_lock_renew(l, err);
-        if (rc == RB_OK || rc == RB_ECANCELED)
+        if (rc == RB_OK) {
+            cli_sup_held(&s, cli_now_ms() + rb_lock_lease_left_ms(l));
             continue;
-        /* Stop the work first, then report: past the lease another holder
-         * may already run. */
-        *cmd_status = cli_proc_stop(&p, SIGTERM);
+        }
+        if (rc == RB_ECANCELED)
+            continue;
+        /* Stop the work first, then report; the watchdog has been
+         * stopping it since the renewal went overdue. */
+        *cmd_status = cli_sup_stop(&s, SIGTERM);
         return cli_exit_code(rc, 0);
     }
-    /* Done; what it left running in its group goes now, not later. */
-    *cmd_status = cli_proc_stop(&p, SIGTERM);
+    /* Done; what it left running (its group, escaped daemons) goes now. */
+    *cmd_status = cli_sup_stop(&s, SIGTERM);
     return -1;
 }
 

@@ -19,7 +19,9 @@
 
 #include "cli.h"
 #include "config.h"
+#include "clock.h"
 #include "run_stop.h"
+#include "supervise.h"
 
 static const char run_description[] =
     "rbarrier run [options] -- CMD [ARGS...]\n"
@@ -59,57 +61,16 @@ typedef struct runner {
     cli_config cfg;
     long long kill_after_ms;
     int quiet;
-    int wake;                 /* epoll over the signal and SIGCHLD pipes */
-    int child_watched;
-    cli_proc cmd, guard;
-    int guard_ctl;            /* write end; EOF tells the guard to act */
+    int wake;                 /* epoll over the signal pipe, and while CMD
+                                 runs the supervisor's and job control's */
+    int running;              /* CMD is under the supervisor */
+    cli_sup sup;
     char last_break[512];
     char env_text[10][CLI_PASSWORD_MAX + 512];
     const char *env[11];
 } runner;
 
-/* ---- CMD and its guard ---- */
-
-typedef struct guard_args {
-    pid_t pgid;
-    int ctl, ctl_write;
-} guard_args;
-
-/* The guard outlives a runner killed with -9: on EOF of its control pipe
- * without the runner's word ('q'), it ends CMD's whole group. Its own
- * group and ignored signals: a Ctrl-C to the runner's group must not take
- * the guard first. Never returns. */
-static void guard_main(void *arg)
-{
-    const guard_args *g = arg;
-    char byte = 0;
-    ssize_t r;
-    int i;
-
-    close(g->ctl_write);
-    setpgid(0, 0);
-    signal(SIGINT, SIG_IGN);
-    signal(SIGTERM, SIG_IGN);
-    signal(SIGHUP, SIG_IGN);
-    do
-        r = read(g->ctl, &byte, 1);
-    while (r < 0 && errno == EINTR);
-    if (r == 1 && byte == 'q')
-        _exit(0);
-    kill(-g->pgid, SIGTERM);
-    kill(-g->pgid, SIGCONT);
-    /* Within a second in all: CMD had its runner's kill-after only while
-     * the runner lived. */
-    for (i = 0; i < 10; i++) {
-        struct timespec ts = { 0, 50 * 1000000L };
-
-        if (kill(-g->pgid, 0) != 0 && errno == ESRCH)
-            _exit(0);
-        nanosleep(&ts, NULL);
-    }
-    kill(-g->pgid, SIGKILL);
-    _exit(0);
-}
+/* ---- CMD ---- */
 
 static void env_str(runner *r, int i, const char *name, const char *v)
 {
@@ -148,94 +109,51 @@ static int build_env(runner *r)
     return 0;
 }
 
-static void drain_child_fd(void)
+static void watch(runner *r, int fd, int on)
 {
-    char buf[64];
+    struct epoll_event ev = { .events = EPOLLIN };
 
-    while (read(cli_child_fd(), buf, sizeof(buf)) > 0)
-        ;
+    if (fd < 0)
+        return;
+    ev.data.fd = fd;
+    epoll_ctl(r->wake, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, fd, &ev);
 }
 
+/* CMD under the supervisor: its watchdog holds this member's lease
+ * deadline, so no copy of this rank outlives the membership. */
 static int start_cmd(runner *r, rb_error *err)
 {
-    cli_proc_opts o = CLI_PROC_OPTS_INIT;
-    cli_proc_opts go = CLI_PROC_OPTS_INIT;
-    guard_args g;
-    int ctl[2];
+    cli_sup_opts o = CLI_SUP_OPTS_INIT;
 
     if (build_env(r) != 0)
         return cli_error(err, "the URL is too long to hand on to CMD");
     o.argv = (const char *const *)r->argv;
-    o.own_group = 1;
-    o.parent_death_signal = SIGTERM;
-    o.kill_after_ms = r->kill_after_ms;
     o.env = r->env;
+    o.kill_after_ms = r->kill_after_ms;
+    o.lease_ms = r->o.lease_ms > 0 ? r->o.lease_ms : 10000;
+    o.held_until_ms = cli_now_ms() + rb_job_lease_left_ms(r->job);
     /* Under --json stdout carries only the result. */
     if (cli_out_json())
         o.stdout_fd = STDERR_FILENO;
-    if (!r->child_watched) {
-        /* The last CMD's leftovers that ended meanwhile. */
-        drain_child_fd();
-        cli_reap();
-    }
-    memset(&r->cmd, 0, sizeof(r->cmd));
-    if (cli_proc_start(&r->cmd, &o) != 0)
-        return cli_error(err, "cannot start the command: %s",
-                         strerror(errno));
-    if (!r->child_watched) {
-        struct epoll_event ev = { .events = EPOLLIN };
-
-        ev.data.fd = cli_child_fd();
-        epoll_ctl(r->wake, EPOLL_CTL_ADD, cli_child_fd(), &ev);
-        r->child_watched = 1;
-    }
-    if (cli_pipe_cloexec(ctl) != 0)
-        return cli_error(err, "pipe: %s", strerror(errno));
-    g.pgid = r->cmd.pgid;
-    g.ctl = ctl[0];
-    g.ctl_write = ctl[1];
-    go.fn = guard_main;
-    go.arg = &g;
-    memset(&r->guard, 0, sizeof(r->guard));
-    if (cli_proc_start(&r->guard, &go) != 0) {
-        close(ctl[0]);
-        close(ctl[1]);
-        return cli_error(err, "cannot start the guard: %s", strerror(errno));
-    }
-    close(ctl[0]);
-    r->guard_ctl = ctl[1];
+    if (cli_sup_start(&r->sup, &o, err) != RB_OK)
+        return RB_EINVAL;
+    r->running = 1;
+    /* The end of CMD and a Ctrl-Z wake the library's blocking read. */
+    watch(r, cli_sup_fd(&r->sup), 1);
+    watch(r, cli_jobctl_fd(), 1);
     return RB_OK;
 }
 
-/* CMD's group gets sig (0: SIGTERM), SIGKILL --kill-after later; then the
- * guard is told to stand down. Returns CMD's status. */
+/* CMD's whole tree gets sig (0: SIGTERM), SIGKILL --kill-after later (or
+ * sooner: before the lease can pass). Returns CMD's status. */
 static int stop_cmd(runner *r, int sig)
 {
-    int status = r->cmd.status;
-
-    if (r->cmd.pid > 0 || r->cmd.pgid > 0)
-        status = cli_proc_stop(&r->cmd, sig);
-    r->cmd.pgid = 0;
-    if (r->guard_ctl >= 0) {
-        if (write(r->guard_ctl, "q", 1) < 0) {
-            /* the guard is gone already */
-        }
-        close(r->guard_ctl);
-        r->guard_ctl = -1;
-        if (cli_proc_wait(&r->guard, 2000) == 0)
-            cli_proc_stop(&r->guard, SIGKILL);
-    }
-    /* Until the next CMD starts, a child's end is no news: the leftovers
-     * of this one's group come back to this runner (a subreaper) and end
-     * later, and their SIGCHLD must not cancel the entering of the next
-     * attempt as if the runner had been interrupted. They are reaped when
-     * the next CMD starts. */
-    if (r->child_watched) {
-        epoll_ctl(r->wake, EPOLL_CTL_DEL, cli_child_fd(), NULL);
-        r->child_watched = 0;
-    }
-    drain_child_fd();
-    return status;
+    if (!r->running)
+        return r->sup.status;
+    watch(r, cli_sup_fd(&r->sup), 0);
+    watch(r, cli_jobctl_fd(), 0);
+    r->running = 0;
+    return cli_sup_stop(&r->sup, sig);
 }
 
 /* ---- flags ---- */
@@ -335,15 +253,21 @@ static int interrupted(runner *r, rb_error *err)
 
 /* ---- preemption: the job stops (run_stop.c) ---- */
 
+/* While the job stops, CMD still runs under this member's lease: the
+ * watchdog learns each renewal, and a stall is no news. */
 static int cmd_gone(void *p)
 {
     runner *r = p;
+    int st;
 
-    drain_child_fd();
-    return r->cmd.pid <= 0 || cli_proc_wait(&r->cmd, 0) == 1;
+    cli_sup_held(&r->sup, cli_now_ms() + rb_job_lease_left_ms(r->job));
+    cli_reap();
+    cli_sup_job_control(&r->sup);
+    st = cli_sup_check(&r->sup);
+    return st != CLI_SUP_RUNNING && st != CLI_SUP_STALLED;
 }
 
-static void cmd_signal(void *p, int sig) { cli_proc_signal(&((runner *)p)->cmd, sig); }
+static void cmd_signal(void *p, int sig) { cli_sup_signal(&((runner *)p)->sup, sig); }
 static int cmd_end(void *p) { return stop_cmd(p, SIGKILL); }
 
 static int hold_stop(runner *r, rb_error *err)
@@ -351,8 +275,15 @@ static int hold_stop(runner *r, rb_error *err)
     cli_run_stop s = { r->job, r->o.name, r->o.id, r->kill_after_ms, cmd_gone,
                        cmd_signal, cmd_end, r };
 
-    epoll_ctl(r->wake, EPOLL_CTL_DEL, cli_signal_fd(), NULL);
+    watch(r, cli_signal_fd(), 0);
     return cli_run_hold_stop(&s, err);
+}
+
+static int preempted(runner *r, rb_error *err)
+{
+    if (cli_run_stop_job(r->job, r->o.id, err) != RB_OK)
+        return interrupted(r, err);
+    return hold_stop(r, err);
 }
 
 /* CMD ended with status: leave (0) or fail. Returns -1 to go on with the
@@ -382,7 +313,6 @@ static int cmd_ended(runner *r, int status, rb_error *err)
     while (rc == RB_OK && !done) {
         rc = rb_job_keep(r->job, -1, &done, err);
         if (rc == RB_ECANCELED && !cli_signal()) {
-            drain_child_fd();
             cli_reap();
             rc = RB_OK;
         }
@@ -394,6 +324,32 @@ static int cmd_ended(runner *r, int status, rb_error *err)
     if (rc == RB_EBROKEN && rb_job_can_restart(r->job))
         return note_break(r, err);
     return cli_fail_as(cli_exit_code(rc, 0), NULL, err->msg, r->o.name);
+}
+
+/* CMD was ended under this runner, not by itself: the watchdog's
+ * deadline came without a renewal (the runner was stopped or cut off), or
+ * the watchdog died. The others may already have taken this member for
+ * dead; tell them, and take the job's word. */
+static int lost_right(runner *r, int st, rb_error *err)
+{
+    char what[RB_NAME_MAX + 96];
+    int status = stop_cmd(r, SIGKILL), rc;
+
+    snprintf(what, sizeof(what), st == CLI_SUP_EXPIRED
+             ? "%s's lease ran out before its runner renewed it (stopped or "
+               "cut off)"
+             : "%s's command lost its watchdog", r->o.id);
+    rc = rb_job_fail(r->job, what, status, err);
+    if (rc == RB_EBROKEN && rb_job_can_restart(r->job))
+        return note_break(r, err);
+    if (rc == RB_OK) {
+        /* It had ended well before: still, this member's CMD did not. */
+        snprintf(err->msg, sizeof(err->msg), "%s: %s", r->o.name, what);
+        rc = RB_EBROKEN;
+    }
+    return cli_fail_as(rc == RB_EBROKEN ? CLI_EXIT_BROKEN
+                                        : cli_exit_code(rc, 0),
+                       NULL, err->msg, r->o.name);
 }
 
 /* One attempt: enter, run CMD while keeping the lease, leave. -1: run
@@ -428,18 +384,26 @@ static int attempt(runner *r)
         return cli_fail(CLI_EXIT_REDIS, "%s", err.msg);
     }
     for (;;) {
+        int st;
+
         rc = rb_job_keep(r->job, -1, &done, &err);
+        if (rc == RB_OK)
+            cli_sup_held(&r->sup, cli_now_ms() + rb_job_lease_left_ms(r->job));
         if (rc == RB_ECANCELED || rc == RB_OK) {
             if (cli_signal())
-                return cli_run_stop_job(r->job, r->o.id, &err) != RB_OK
-                           ? interrupted(r, &err) : hold_stop(r, &err);
+                return preempted(r, &err);
             if (rb_job_stopping(r->job))
                 return hold_stop(r, &err);
-            drain_child_fd();
-            if (r->cmd.pid > 0 && cli_proc_wait(&r->cmd, 0) == 0)
+            cli_reap();
+            cli_sup_job_control(&r->sup);
+            st = cli_sup_check(&r->sup);
+            if (st == CLI_SUP_RUNNING)
                 continue;
-            /* Ended: what it left in its group goes now. */
-            return cmd_ended(r, stop_cmd(r, SIGTERM), &err);
+            if (st == CLI_SUP_ENDED)
+                /* Ended: what it left (its group, escaped daemons) goes
+                 * now. */
+                return cmd_ended(r, stop_cmd(r, SIGTERM), &err);
+            return lost_right(r, st, &err);
         }
         /* Broken, lost, or this member's lease could not be renewed: CMD
          * stops first, so a restart never runs two copies of one rank. */
@@ -464,7 +428,6 @@ int cmd_run(int argc, char **argv)
     memset(&r, 0, sizeof(r));
     r.o = (rb_job_opts)RB_JOB_OPTS_INIT;
     r.wake = -1;
-    r.guard_ctl = -1;
     /* The command starts after the first "--"; argtable never sees it. */
     for (cmd_at = 1; cmd_at < argc; cmd_at++)
         if (strcmp(argv[cmd_at], "--") == 0)
@@ -552,8 +515,7 @@ int cmd_run(int argc, char **argv)
     while ((code = attempt(&r)) < 0)
         ;
 out:
-    if (r.cmd.pid > 0 || r.guard_ctl >= 0)
-        stop_cmd(&r, cli_signal());
+    stop_cmd(&r, cli_signal());
     if (r.wake >= 0)
         close(r.wake);
     rb_job_free(r.job);

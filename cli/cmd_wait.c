@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "supervise.h"
 #include "progress.h"
 #include "reduce.h"
 #include "wait.h"
@@ -37,8 +38,9 @@ static const char wait_description[] =
 /* ---- the --once command's process ---- */
 
 typedef struct child {
-    cli_proc_opts opts;
-    cli_proc proc;
+    cli_sup_opts opts;
+    cli_sup sup;
+    long long held_until_ms;  /* the round waits for us until then */
     char env_text[5][256];
     const char *env[6];
 } child;
@@ -65,37 +67,48 @@ static void child_env(child *ch, const rb_once_info *info)
     ch->opts.env = ch->env;
 }
 
+/* The command runs under the supervisor, held to the round's claim: when
+ * this party can no longer renew its lease, the command's whole tree is
+ * ended before the round can be broken and run again by another party. */
 static int child_start(const rb_once_info *info, void *payload,
                        rb_error *err)
 {
     child *ch = payload;
 
     child_env(ch, info);
-    if (cli_proc_start(&ch->proc, &ch->opts) != 0)
-        return cli_error(err, "cannot start the command: %s",
-                         strerror(errno));
-    return RB_OK;
+    ch->opts.held_until_ms = ch->held_until_ms;
+    return cli_sup_start(&ch->sup, &ch->opts, err);
+}
+
+static void child_held(void *payload, long long until_ms)
+{
+    child *ch = payload;
+
+    ch->held_until_ms = until_ms;
+    if (ch->sup.started)
+        cli_sup_held(&ch->sup, until_ms);
 }
 
 static int child_wait(void *payload, int timeout_ms, int *status)
 {
     child *ch = payload;
 
-    if (cli_proc_wait(&ch->proc, timeout_ms) == 0)
+    if (cli_sup_wait(&ch->sup, timeout_ms) == CLI_SUP_RUNNING)
         return 0;
-    /* Done; what it left running in its group goes now, not later. */
-    *status = cli_proc_stop(&ch->proc, SIGTERM);
+    /* Ended (or ended by its watchdog, or its watchdog is gone): what it
+     * left running goes now, not later. */
+    *status = cli_sup_stop(&ch->sup, SIGTERM);
     return 1;
 }
 
-/* The round broke, this party timed out or was interrupted: the group
+/* The round broke, this party timed out or was interrupted: the tree
  * gets the signal this party got (else SIGTERM), SIGKILL after
  * --kill-after; returns once nothing of it is left. */
 static void child_kill(void *payload)
 {
     child *ch = payload;
 
-    cli_proc_stop(&ch->proc, cli_signal());
+    cli_sup_stop(&ch->sup, cli_signal());
 }
 
 static const rb_once_ops child_ops = { child_start, child_wait, child_kill };
@@ -443,9 +456,8 @@ int cmd_wait(int argc, char **argv)
     }
     quiet = f.quiet->count > 0;
     ch.opts.stdout_fd = -1;
-    ch.opts.own_group = 1;
-    ch.opts.parent_death_signal = SIGTERM;
     ch.opts.kill_after_ms = kill_after_ms;
+    ch.opts.lease_ms = o.lease_ms > 0 ? o.lease_ms : 10000;
     /* stdout carries only the result when one is asked for. */
     if (cli_out_json() || f.value->count || f.print_index->count)
         ch.opts.stdout_fd = STDERR_FILENO;
@@ -453,6 +465,7 @@ int cmd_wait(int argc, char **argv)
         ch.opts.shell_cmd = f.once->sval[0];
         o.once = &child_ops;
         o.once_payload = &ch;
+        o.once_held = child_held;
     }
     if (!quiet && isatty(STDERR_FILENO)) {
         line.name = o.name;
@@ -493,7 +506,7 @@ int cmd_wait(int argc, char **argv)
         cli_done(code, NULL);
 
 out:
-    if (ch.proc.pid > 0)
+    if (ch.sup.started)
         child_kill(&ch);
     rb_wait_result_clear(&res);
     rb_conn_free(conn);

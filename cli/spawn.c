@@ -27,7 +27,11 @@
  * disposition a child gets back as it was at start. */
 static const int cancel_signals[] = { SIGINT, SIGTERM, SIGHUP };
 static const int restored_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE,
-                                        SIGQUIT, SIGUSR1, SIGUSR2 };
+                                        SIGQUIT, SIGUSR1, SIGUSR2, SIGTSTP,
+                                        SIGTTIN, SIGTTOU };
+/* A terminal's stop signals: while a supervised command runs, the runner
+ * freezes the command's tree before it stops itself (supervise.c). */
+static const int jobctl_signals[] = { SIGTSTP, SIGTTIN, SIGTTOU };
 #define NSIG_RESTORED (sizeof(restored_signals) / sizeof(restored_signals[0]))
 
 static int ignored_at_start[NSIG_RESTORED];
@@ -36,10 +40,12 @@ static int signals_saved;
 
 static int cancel_pipe[2] = { -1, -1 };
 static int chld_pipe[2] = { -1, -1 };
-static volatile sig_atomic_t caught_signal;
+static int jobctl_pipe[2] = { -1, -1 };
+static volatile sig_atomic_t caught_signal, caught_stop;
 static cli_proc *running;
 
 static int wait_until(cli_proc *p, long long until, int watch_cancel);
+static void drain(int fd);
 
 static long long mono_ms(void)
 {
@@ -119,6 +125,60 @@ static void on_child(int sig)
         /* full: a wake-up is already pending */
     }
     errno = saved;
+}
+
+static void on_stop(int sig)
+{
+    int saved = errno;
+    char byte = (char)sig;
+
+    caught_stop = sig;
+    if (write(jobctl_pipe[1], &byte, 1) < 0) {
+        /* a stop is already pending */
+    }
+    errno = saved;
+}
+
+int cli_jobctl_install(void)
+{
+    struct sigaction sa;
+    size_t i;
+
+    cli_signals_init();
+    if (jobctl_pipe[0] < 0 && nonblocking_pipe(jobctl_pipe) != 0)
+        return -1;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_stop;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (i = 0; i < sizeof(jobctl_signals) / sizeof(jobctl_signals[0]); i++)
+        if (!was_ignored(jobctl_signals[i]))
+            sigaction(jobctl_signals[i], &sa, NULL);
+    return 0;
+}
+
+void cli_jobctl_default(void)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(jobctl_signals) / sizeof(jobctl_signals[0]); i++)
+        if (!was_ignored(jobctl_signals[i]))
+            signal(jobctl_signals[i], SIG_DFL);
+}
+
+int cli_jobctl_fd(void)
+{
+    return jobctl_pipe[0];
+}
+
+int cli_jobctl_take(void)
+{
+    int sig = (int)caught_stop;
+
+    caught_stop = 0;
+    if (jobctl_pipe[0] >= 0)
+        drain(jobctl_pipe[0]);
+    return sig;
 }
 
 int cli_install_signals(void)
@@ -229,6 +289,23 @@ static void child_main(const cli_proc_opts *o, pid_t parent, int report)
     }
     if (o->own_group)
         setpgid(0, 0);
+    if (o->join_cgroup) {
+        /* Before exec, so every process the command makes is born in its
+         * cgroup. */
+        char path[600];
+        size_t n = strlen(o->join_cgroup);
+
+        if (n + sizeof("/cgroup.procs") <= sizeof(path)) {
+            memcpy(path, o->join_cgroup, n);
+            memcpy(path + n, "/cgroup.procs", sizeof("/cgroup.procs"));
+            if ((fd = open(path, O_WRONLY)) >= 0) {
+                if (write(fd, "0", 1) < 0) {
+                    /* the watchdog's walk still finds it */
+                }
+                close(fd);
+            }
+        }
+    }
     if (o->null_stdio && (fd = open("/dev/null", O_WRONLY)) >= 0) {
         dup2(fd, STDOUT_FILENO);
         dup2(fd, STDERR_FILENO);
@@ -329,7 +406,12 @@ int cli_proc_start(cli_proc *p, const cli_proc_opts *o)
             close(cancel_pipe[1]);
             cancel_pipe[0] = cancel_pipe[1] = -1;
         }
-        caught_signal = 0;
+        if (jobctl_pipe[0] >= 0) {
+            close(jobctl_pipe[0]);
+            close(jobctl_pipe[1]);
+            jobctl_pipe[0] = jobctl_pipe[1] = -1;
+        }
+        caught_signal = caught_stop = 0;
         if (report[0] >= 0)
             close(report[0]);
         child_main(o, parent, report[1]);
@@ -438,6 +520,11 @@ static int wait_until(cli_proc *p, long long until, int watch_cancel)
 int cli_proc_wait(cli_proc *p, long long timeout_ms)
 {
     return wait_until(p, timeout_ms < 0 ? -1 : mono_ms() + timeout_ms, 1);
+}
+
+int cli_proc_wait_for(cli_proc *p, long long timeout_ms)
+{
+    return wait_until(p, timeout_ms < 0 ? -1 : mono_ms() + timeout_ms, 0);
 }
 
 static void send_sig(pid_t pid, int group, int sig)

@@ -34,6 +34,16 @@ int cli_signal_fd(void);
  * epoll fd given to the library as its cancel fd). */
 int cli_child_fd(void);
 
+/* Job control while a supervised command runs: SIGTSTP, SIGTTIN and
+ * SIGTTOU (those not ignored at start) are recorded and written to a pipe
+ * instead of stopping rbarrier at once; the supervisor freezes the
+ * command's tree, restores the default (cli_jobctl_default) and stops
+ * rbarrier with the same signal. */
+int cli_jobctl_install(void);
+void cli_jobctl_default(void);
+int cli_jobctl_fd(void);       /* readable while a stop is pending */
+int cli_jobctl_take(void);     /* the stop signal that came (0: none) */
+
 /* pipe(2) with both ends close-on-exec: a child holds only the end it is
  * given (a worker that held the read end of its own output pipe would
  * block forever once the reader died). */
@@ -57,6 +67,8 @@ typedef struct cli_proc_opts {
                                NULL-terminated; NULL: none */
     long long kill_after_ms;/* cli_proc_stop: SIGKILL this long after the
                                first signal; 0: 10s */
+    const char *join_cgroup;/* a cgroup v2 directory the child joins
+                               before exec; NULL: none */
 } cli_proc_opts;
 
 #define CLI_PROC_OPTS_INIT { .stdout_fd = -1 }
@@ -81,6 +93,10 @@ int cli_proc_start(cli_proc *p, const cli_proc_opts *o);
  * that ended meanwhile, strangers included (orphans given to rbarrier as
  * PID 1 or subreaper). No busy loop: it sleeps in poll(2). */
 int cli_proc_wait(cli_proc *p, long long timeout_ms);
+
+/* The same, deaf to the cancel set: for a child that must be collected
+ * whatever signal came (the supervisor's watchdog). */
+int cli_proc_wait_for(cli_proc *p, long long timeout_ms);
 
 /* Send sig to p (its whole group with own_group). ESRCH is fine. */
 void cli_proc_signal(cli_proc *p, int sig);

@@ -17,6 +17,7 @@ typedef struct cli_wait_spec {
     long long ttl_ms;         /* 0: the library's default */
     const rb_once_ops *once;  /* NULL: no --once */
     void *once_payload;
+    void (*once_held)(void *once_payload, long long until_ms);
     rb_progress_fn progress;  /* NULL: none */
     void *progress_payload;
     long progress_ms;

@@ -20,6 +20,7 @@ void cli_wait_opts_fill(rb_wait_opts *o, const cli_wait_spec *w)
     o->ttl_ms = w->ttl_ms;
     o->once = w->once;
     o->once_payload = w->once_payload;
+    o->once_held = w->once_held;
     o->progress = w->progress;
     o->payload = w->progress_payload;
     o->progress_ms = w->progress_ms;

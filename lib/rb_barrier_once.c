@@ -100,6 +100,13 @@ static int start_failed(rb_waiter *w, rb_error *err)
     return rb_error__set(err, RB_EBROKEN, "%s: %s", w->o->name, msg.msg);
 }
 
+/* The round waits for this party until until_ms: tell the caller. */
+static void held(const rb_waiter *w, long long until_ms)
+{
+    if (w->o->version >= 2 && w->o->once_held)
+        w->o->once_held(w->o->once_payload, until_ms);
+}
+
 int rb_barrier__run_once(rb_waiter *w, const rb_arrive_reply *a,
                          rb_error *err)
 {
@@ -107,7 +114,7 @@ int rb_barrier__run_once(rb_waiter *w, const rb_arrive_reply *a,
     void *payload = w->o->once_payload;
     rb_once_info info;
     char what[160];
-    long long next_beat;
+    long long next_beat, sent = rb_now_ms();
     int rc, status = 0, ended;
 
     if ((rc = claim(w, err)) == RB_ECANCELED)
@@ -115,6 +122,7 @@ int rb_barrier__run_once(rb_waiter *w, const rb_arrive_reply *a,
                                    RB_ECANCELED, err);
     if (rc != RB_OK)
         return rc;
+    held(w, sent + w->lease_ms);
     info.name = w->o->name;
     info.gen = a->gen;
     info.n = a->n;
@@ -143,6 +151,7 @@ int rb_barrier__run_once(rb_waiter *w, const rb_arrive_reply *a,
                                        RB_ECANCELED, err);
         }
         if (rb_now_ms() >= next_beat) {
+            sent = rb_now_ms();
             if (rb_barrier__heartbeat(w, &rc, err)) {
                 /* Broken meanwhile (another party's lease or timeout, a
                  * reset, the state deleted): the command's work is for a
@@ -157,6 +166,7 @@ int rb_barrier__run_once(rb_waiter *w, const rb_arrive_reply *a,
                                        w->o->name, w->gen);
                 return rc;
             }
+            held(w, sent + w->lease_ms);
             next_beat = rb_now_ms() + w->slice_ms;
         }
     }

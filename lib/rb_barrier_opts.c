@@ -128,7 +128,8 @@ int rb_barrier__check_opts(const rb_wait_opts *o, rb_error *err)
 
     if (o == NULL)
         return rb_error__set(err, RB_EINVAL, "no wait options");
-    if (o->version != RB_WAIT_OPTS_VERSION)
+    /* Version 1 callers' structs end before once_held. */
+    if (o->version < 1 || o->version > RB_WAIT_OPTS_VERSION)
         return rb_error__set(err, RB_EINVAL, "rb_wait_opts version %u is "
                              "not known (this library has %d)", o->version,
                              RB_WAIT_OPTS_VERSION);

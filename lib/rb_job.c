@@ -109,6 +109,11 @@ long rb_job_rank(const rb_job *j) { return j->rank; }
 long rb_job_attempt(const rb_job *j) { return j->att; }
 long long rb_job_epoch(const rb_job *j) { return j->epoch; }
 
+long long rb_job_lease_left_ms(const rb_job *j)
+{
+    return j->renewed_at + j->lease_ms - rb_now_ms();
+}
+
 /* ---- calls ---- */
 
 static int script_failed(const rb_job *j, const rb_call *call, int rc,
@@ -515,9 +520,9 @@ int rb_job_keep(rb_job *j, long long max_ms, int *done, rb_error *err)
         else if (jr.kind == RB_JOB_LOST)
             rc = rb_job__lost(j, jr.text, err);
         freeReplyObject(r);
-        if (rc != RB_OK || *done)
-            return rc;
-        now = rb_now_ms();
+        /* Back at once after a renewal: the caller's watchdog learns the
+         * new deadline now, not a slice later. The next call blocks. */
+        return rc;
     }
     end = slice_until(j, max_ms >= 0 ? now + max_ms : 0);
     /* While the job stops its out list holds the stop, which a blocking

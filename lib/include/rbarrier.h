@@ -288,7 +288,7 @@ typedef struct rb_once_ops {
  * version (fields are only ever added, at the end, and a zero field keeps
  * its old meaning); a call given a version it does not know refuses it with
  * RB_EINVAL. All times are milliseconds. */
-#define RB_WAIT_OPTS_VERSION 1
+#define RB_WAIT_OPTS_VERSION 2
 
 typedef struct rb_wait_opts {
     unsigned int version; /* RB_WAIT_OPTS_VERSION */
@@ -325,6 +325,12 @@ typedef struct rb_wait_opts {
                              breaks the wait; NULL: not in a job */
     long long job_epoch;  /* the job's epoch (with job only) */
     long job_attempt;     /* the job's attempt, 0 first (with job only) */
+    /* Version 2. While this party's --once command runs: called after each
+     * renewal of its lease that Redis took (the claim, then heartbeats),
+     * with the time (rb_now_ms clock: the renewal's send time plus the
+     * lease) until which the round surely waits for it, so the caller can
+     * hold the command to that deadline. NULL: not told. */
+    void (*once_held)(void *once_payload, long long until_ms);
 } rb_wait_opts;
 
 #define RB_N_MAX 100000
@@ -612,8 +618,9 @@ void rb_job_free(rb_job *j);
 int rb_job_enter(rb_job *j, rb_error *err);
 
 /* While this member runs (or after rb_job_leave): renew the lease when it
- * is due and block up to max_ms (< 0: until the next renewal is due) for
- * the job's end, waking early to look at the earliest other member's lease
+ * is due and return at once (rb_job_lease_left_ms has the new deadline),
+ * else block up to max_ms (< 0: until the next renewal is due) for the
+ * job's end, waking early to look at the earliest other member's lease
  * deadline. *ended is set to 1 when everyone has left (the job is done).
  * @return RB_OK (go on, or done when *ended), RB_EBROKEN (msg: the
  *         reason; rb_job_can_restart says whether to enter again),
@@ -668,6 +675,9 @@ const char *rb_job_stopping(const rb_job *j);
 /* After RB_EBROKEN: 1 when the job opened another attempt this member may
  * enter (restarts left), else 0. */
 int rb_job_can_restart(const rb_job *j);
+/* How long this member's lease surely holds (ms, from the send time of
+ * the last renewal Redis took; <= 0: it may have run out). */
+long long rb_job_lease_left_ms(const rb_job *j);
 long rb_job_rank(const rb_job *j);      /* 0..n-1, stable across restarts */
 long rb_job_attempt(const rb_job *j);   /* 0, then 1, 2, ... per restart */
 long long rb_job_epoch(const rb_job *j);

@@ -212,20 +212,23 @@ wait
 expect_eq "a member's runner started again: both exit 0" "0 0" "$(code_of w0) $(code_of w1)"
 expect_eq "... the new runner ran attempt 1" "0 1" "$(echo $(cat "$d/w1.runs"))"
 
-# A process the failed command moved out of its process group (setsid) comes
-# back to its runner and ends while that runner enters the next attempt:
-# that is no signal to the runner, which enters and reruns (the other
-# member's command takes 2 s to stop, so the entering round is still open).
+# A process the failed command moved out of its process group (setsid) is
+# ended with the command, before its runner enters the next attempt (the
+# supervisor holds the whole tree, not only the group), and its end is no
+# signal to the runner, which enters and reruns (the other member's
+# command takes 2 s to stop, so the entering round is still open).
 setup leftover
 start_member w0 --n 2 --restarts 1 --timeout 30 -- sh -c \
     "[ \$RBARRIER_RESTART = 1 ] && exit 0; trap 'sleep 2; exit 0' TERM; while :; do sleep 0.05; done"
 start_member w1 --n 2 --restarts 1 --timeout 30 -- sh -c \
     "[ \$RBARRIER_RESTART = 1 ] && exit 0
-     setsid sh -c 'touch $d/away; sleep 1; touch $d/left' &
+     setsid sh -c 'echo \$\$ > $d/away.tmp; mv $d/away.tmp $d/away; sleep 5; touch $d/left' &
      while [ ! -e '$d/away' ]; do sleep 0.01; done; exit 9"
 wait
-expect_eq "a leftover ending while its runner re-enters: both exit 0" "0 0" "$(code_of w0) $(code_of w1)"
-check "... the leftover ended meanwhile" test -e "$d/left"
+expect_eq "a leftover of the failed command: both exit 0" "0 0" "$(code_of w0) $(code_of w1)"
+check "... the leftover (setsid) was ended with its command" \
+    sh -c "! kill -0 $(cat "$d/away" 2>/dev/null || echo 999999999) 2>/dev/null"
+check "... and never finished its work" test ! -e "$d/left"
 
 # 11. Bad input: exit 2, one line, nothing sent.
 before=$(cmdstats)

@@ -28,13 +28,14 @@ members() {
 }
 members_are() { [ "$(members "$1")" = "$2" ]; }
 
-# An in-job wait in a session of its own (so the runner's SIGTERM to its
-# command's process group does not end it: what ends it is the break).
+# An in-job wait deaf to SIGTERM (ignored at its start, so it stays
+# ignored: the runner's SIGTERM to its command's tree does not end it, and
+# what ends it is the break; SIGKILL comes only --kill-after later).
 # inwait TAG [flags]: the wait's exit code in $d/TAG.wcode, its stderr in
 # $d/TAG.werr.
 inwait() {
     local tag=$1; shift
-    echo "setsid sh -c '$RBARRIER wait --name $bar $* 2> \"$d/$tag.werr\"; echo \$? > \"$d/$tag.wcode\"' &"
+    echo "sh -c 'trap \"\" TERM; $RBARRIER wait --name $bar $* 2> \"$d/$tag.werr\"; echo \$? > \"$d/$tag.wcode\"' &"
 }
 
 # 1. Member 0's command exits 7 while member 1 is blocked in an in-job wait

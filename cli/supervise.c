@@ -1,0 +1,394 @@
+/* The runner's side of the supervisor (supervise.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "clock.h"
+#include "supervise.h"
+
+#define DEFAULT_KILL_AFTER_MS 10000LL
+/* How often a stall is looked for while nothing else wakes us. */
+#define STALL_CHECK_MS 250LL
+
+/* The tree must be dead this long before the lease ends: the time for
+ * SIGKILL to land and for the server's clock to run a little fast. */
+static long long margin_ms(long long lease_ms)
+{
+    long long m = lease_ms / 10;
+
+    return m < 20 ? 20 : m > 1000 ? 1000 : m;
+}
+
+static void order(cli_sup *s, char op, long long a, long long b)
+{
+    cli_sup_msg m;
+
+    if (s->ctl < 0)
+        return;
+    memset(&m, 0, sizeof(m));
+    m.op = op;
+    m.a = a;
+    m.b = b;
+    if (write(s->ctl, &m, sizeof(m)) < 0) {
+        /* the watchdog is gone: its news pipe's EOF says so */
+    }
+}
+
+/* Kill point and SIGTERM point for a right that holds until until_ms. */
+static void deadline_points(const cli_sup *s, long long until_ms,
+                            long long *kill_at, long long *term_at)
+{
+    long long grace = s->kill_after_ms < s->lease_ms / 4 ? s->kill_after_ms
+                                                         : s->lease_ms / 4;
+
+    *kill_at = until_ms - margin_ms(s->lease_ms);
+    *term_at = *kill_at - grace;
+}
+
+static long long mtime_ns(const char *path, long long *size)
+{
+    struct stat st;
+
+    if (path == NULL || stat(path, &st) != 0)
+        return -1;
+    if (size)
+        *size = (long long)st.st_size;
+    return (long long)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+}
+
+static int make_progress_file(cli_sup *s)
+{
+    const char *dir = getenv("TMPDIR");
+    int fd;
+
+    if (dir == NULL || *dir == '\0')
+        dir = "/tmp";
+    if (snprintf(s->progress_path, sizeof(s->progress_path),
+                 "%s/rbarrier-progress.XXXXXX", dir) >=
+        (int)sizeof(s->progress_path))
+        return -1;
+    if ((fd = mkstemp(s->progress_path)) < 0) {
+        s->progress_path[0] = '\0';
+        return -1;
+    }
+    close(fd);
+    snprintf(s->progress_env, sizeof(s->progress_env),
+             "RBARRIER_PROGRESS=%s", s->progress_path);
+    s->progress_mtime_ns = mtime_ns(s->progress_path, NULL);
+    return 0;
+}
+
+int cli_sup_start(cli_sup *s, const cli_sup_opts *o, rb_error *err)
+{
+    cli_watchdog_args w;
+    cli_proc_opts wo = CLI_PROC_OPTS_INIT;
+    const char **env;
+    size_t n = 0, i;
+    int ctl[2], news[2];
+    struct pollfd pf;
+    cli_sup_msg m;
+    ssize_t got;
+
+    memset(s, 0, sizeof(*s));
+    s->ctl = s->news = -1;
+    s->lease_ms = o->lease_ms > 0 ? o->lease_ms : 10000;
+    s->kill_after_ms = o->kill_after_ms > 0 ? o->kill_after_ms
+                                            : DEFAULT_KILL_AFTER_MS;
+    /* A caller that holds no deadline yet gives one lease from now. */
+    s->held_until_ms = o->held_until_ms > 0 ? o->held_until_ms
+                                            : cli_now_ms() + s->lease_ms;
+    s->stall_after_ms = o->stall_after_ms;
+    s->progress_file = o->progress_file;
+    if (make_progress_file(s) != 0)
+        return cli_error(err, "cannot make the progress file in %s: %s",
+                         getenv("TMPDIR") ? "$TMPDIR" : "/tmp",
+                         strerror(errno));
+    s->file_mtime_ns = mtime_ns(s->progress_file, &s->file_size);
+    s->progress_ms = cli_now_ms();
+    while (o->env && o->env[n])
+        n++;
+    if ((env = calloc(n + 2, sizeof(*env))) == NULL) {
+        unlink(s->progress_path);
+        return cli_error(err, "out of memory");
+    }
+    for (i = 0; i < n; i++)
+        env[i] = o->env[i];
+    env[n] = s->progress_env;
+    memset(&w, 0, sizeof(w));
+    w.cmd = (cli_proc_opts)CLI_PROC_OPTS_INIT;
+    w.cmd.argv = o->argv;
+    w.cmd.shell_cmd = o->shell_cmd;
+    w.cmd.env = env;
+    w.cmd.stdout_fd = o->stdout_fd;
+    w.cmd.kill_after_ms = s->kill_after_ms;
+    deadline_points(s, s->held_until_ms, &w.kill_at_ms, &w.term_at_ms);
+    if (cli_pipe_cloexec(ctl) != 0) {
+        free(env);
+        unlink(s->progress_path);
+        return cli_error(err, "pipe: %s", strerror(errno));
+    }
+    if (cli_pipe_cloexec(news) != 0) {
+        close(ctl[0]);
+        close(ctl[1]);
+        free(env);
+        unlink(s->progress_path);
+        return cli_error(err, "pipe: %s", strerror(errno));
+    }
+    w.ctl = ctl[0];
+    w.ctl_peer = ctl[1];
+    w.news = news[1];
+    w.news_peer = news[0];
+    wo.fn = cli_watchdog_main;
+    wo.arg = &w;
+    if (cli_proc_start(&s->watchdog, &wo) != 0) {
+        int e = errno;
+
+        close(ctl[0]);
+        close(ctl[1]);
+        close(news[0]);
+        close(news[1]);
+        free(env);
+        unlink(s->progress_path);
+        return cli_error(err, "cannot start the watchdog: %s", strerror(e));
+    }
+    free(env);
+    close(ctl[0]);
+    close(news[1]);
+    s->ctl = ctl[1];
+    s->news = news[0];
+    s->started = 1;
+    /* Its first word: the command's pid, or why it did not start. */
+    pf.fd = s->news;
+    pf.events = POLLIN;
+    do
+        got = poll(&pf, 1, 10000) > 0 ? read(s->news, &m, sizeof(m)) : -1;
+    while (got < 0 && errno == EINTR);
+    if (got != (ssize_t)sizeof(m) || m.op != 'P' || m.a <= 0) {
+        int e = got == (ssize_t)sizeof(m) && m.op == 'P' ? (int)-m.a : EIO;
+
+        cli_sup_stop(s, SIGKILL);
+        return cli_error(err, "cannot start the command: %s", strerror(e));
+    }
+    s->cmd_pid = (pid_t)m.a;
+    s->cgroup = (int)m.b;
+    fcntl(s->news, F_SETFL, O_NONBLOCK);
+    cli_jobctl_install();
+    return RB_OK;
+}
+
+const char *cli_sup_how(const cli_sup *s)
+{
+    return s->cgroup ? "cgroup" : "subreaper";
+}
+
+void cli_sup_held(cli_sup *s, long long until_ms)
+{
+    long long kill_at, term_at;
+
+    if (until_ms <= s->held_until_ms)
+        return;
+    s->held_until_ms = until_ms;
+    deadline_points(s, until_ms, &kill_at, &term_at);
+    order(s, 'D', kill_at, term_at);
+}
+
+int cli_sup_fd(const cli_sup *s)
+{
+    return s->news;
+}
+
+long long cli_sup_progress_ms(const cli_sup *s)
+{
+    return s->progress_ms;
+}
+
+static void read_news(cli_sup *s)
+{
+    cli_sup_msg m;
+    ssize_t got;
+
+    while (s->news >= 0) {
+        got = read(s->news, &m, sizeof(m));
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return;   /* EAGAIN: nothing more now */
+        if (got != (ssize_t)sizeof(m)) {
+            /* EOF: the watchdog is gone (killed, or done after 'Q'). */
+            close(s->news);
+            s->news = -1;
+            if (!s->ended)
+                s->lost = 1;
+            return;
+        }
+        if (m.op == 'X' && !s->ended) {
+            s->ended = 1;
+            s->status = (int)m.a;
+            s->expired = m.b != 0;
+        }
+    }
+}
+
+static void look_for_progress(cli_sup *s)
+{
+    long long t = mtime_ns(s->progress_path, NULL), size = 0, f;
+
+    if (t >= 0 && t != s->progress_mtime_ns) {
+        s->progress_mtime_ns = t;
+        s->progress_ms = cli_now_ms();
+    }
+    if (s->progress_file &&
+        (f = mtime_ns(s->progress_file, &size)) >= 0 &&
+        (f != s->file_mtime_ns || size != s->file_size)) {
+        s->file_mtime_ns = f;
+        s->file_size = size;
+        s->progress_ms = cli_now_ms();
+    }
+}
+
+int cli_sup_check(cli_sup *s)
+{
+    read_news(s);
+    if (s->ended)
+        return s->expired ? CLI_SUP_EXPIRED : CLI_SUP_ENDED;
+    if (s->lost)
+        return CLI_SUP_LOST;
+    look_for_progress(s);
+    if (s->stall_after_ms > 0 &&
+        cli_now_ms() - s->progress_ms >= s->stall_after_ms)
+        return CLI_SUP_STALLED;
+    return CLI_SUP_RUNNING;
+}
+
+void cli_sup_job_control(cli_sup *s)
+{
+    int sig = cli_jobctl_take();
+
+    if (sig == 0)
+        return;
+    /* The tree first: once we are stopped we can give no order. */
+    order(s, 'F', 0, 0);
+    fflush(stdout);
+    fflush(stderr);
+    cli_jobctl_default();
+    raise(sig);
+    /* Continued (fg, bg, SIGCONT). If the lease ran out meanwhile the
+     * watchdog has ended the tree, and the next renewal says so. */
+    cli_jobctl_install();
+    order(s, 'T', 0, 0);
+}
+
+int cli_sup_wait(cli_sup *s, long long timeout_ms)
+{
+    long long until = timeout_ms < 0 ? -1 : cli_now_ms() + timeout_ms;
+    int st;
+
+    for (;;) {
+        struct pollfd pf[3];
+        long long now, left;
+        nfds_t n = 0;
+
+        if ((st = cli_sup_check(s)) != CLI_SUP_RUNNING || cli_signal())
+            return st;
+        now = cli_now_ms();
+        if (until >= 0 && now >= until)
+            return st;
+        left = until < 0 ? -1 : until - now;
+        if (s->stall_after_ms > 0 && (left < 0 || left > STALL_CHECK_MS))
+            left = STALL_CHECK_MS;
+        pf[n].fd = s->news;
+        pf[n++].events = POLLIN;
+        pf[n].fd = cli_jobctl_fd();
+        pf[n++].events = POLLIN;
+        if (cli_signal_fd() >= 0) {
+            pf[n].fd = cli_signal_fd();
+            pf[n++].events = POLLIN;
+        }
+        if (poll(pf, n, left < 0 ? -1 : (int)left) > 0 &&
+            (pf[1].revents & POLLIN))
+            cli_sup_job_control(s);
+        if (until >= 0 && s->stall_after_ms <= 0 && cli_now_ms() >= until)
+            return cli_sup_check(s);
+    }
+}
+
+void cli_sup_signal(cli_sup *s, int sig)
+{
+    read_news(s);
+    if (s->started && !s->ended && s->news >= 0)
+        order(s, 'S', sig, 0);
+}
+
+int cli_sup_stop(cli_sup *s, int sig)
+{
+    long long until, cap;
+
+    if (!s->started)
+        return s->status;
+    if (sig == 0)
+        sig = SIGTERM;
+    /* The grace ends with the right's deadline: past it another holder
+     * may run. */
+    until = cli_now_ms() + s->kill_after_ms;
+    if (s->held_until_ms > 0) {
+        cap = s->held_until_ms - margin_ms(s->lease_ms);
+        if (cap < until)
+            until = cap;
+    }
+    read_news(s);
+    if (!s->ended && s->news >= 0) {
+        order(s, 'S', sig, 0);
+        while (!s->ended && s->news >= 0 && cli_now_ms() < until) {
+            struct pollfd pf = { .fd = s->news, .events = POLLIN };
+            long long left = until - cli_now_ms();
+
+            poll(&pf, 1, left > 0 ? (int)left : 0);
+            read_news(s);
+        }
+    }
+    /* What is left goes now (SIGKILL past the grace): the command's
+     * leftovers, escaped daemons included, get what remains of it. */
+    {
+        long long left = until - cli_now_ms();
+
+        order(s, 'Q', sig, left > 0 ? left : 0);
+    }
+    if (s->lost && s->cmd_pid > 0) {
+        /* The watchdog died first: end the command's group ourselves. */
+        kill(-s->cmd_pid, SIGKILL);
+        if (!s->ended) {
+            s->ended = 1;
+            s->status = 128 + SIGKILL;
+        }
+    }
+    if (s->ctl >= 0) {
+        close(s->ctl);
+        s->ctl = -1;
+    }
+    cli_proc_wait_for(&s->watchdog, -1);
+    read_news(s);
+    if (s->news >= 0) {
+        close(s->news);
+        s->news = -1;
+    }
+    if (!s->ended) {
+        /* Never heard its end: the watchdog ended it with the tree. */
+        s->ended = 1;
+        s->status = 128 + SIGKILL;
+    }
+    cli_jobctl_default();
+    cli_jobctl_take();
+    if (s->progress_path[0]) {
+        unlink(s->progress_path);
+        s->progress_path[0] = '\0';
+    }
+    s->started = 0;
+    return s->status;
+}

@@ -1,0 +1,140 @@
+#ifndef RB_CLI_SUPERVISE_H
+#define RB_CLI_SUPERVISE_H
+
+/* The one supervisor (supervise.c, watchdog.c): every command rbarrier
+ * runs while it holds a right (a --once round's claim, a lock slot, a
+ * job's membership) starts, is held, is stopped and is judged here.
+ *
+ *   runner ── pipe ──> watchdog ──> command (own group; own cgroup v2
+ *                                  where one can be made)
+ *
+ * The runner holds the right (it speaks to Redis); the watchdog holds the
+ * deadline. After each acknowledged renewal the runner tells the watchdog
+ * "the right holds until T + lease" (cli_sup_held); the watchdog, in a
+ * process group of its own and deaf to the terminal's signals, ends the
+ * command's whole tree on its own when that deadline comes near without a
+ * new word (runner stopped, swapped out, cut off), and at once when the
+ * runner dies (its pipe closes). It is the command's parent and a
+ * subreaper, so descendants that leave the process group (setsid, double
+ * fork) stay in its tree and are ended too; with a cgroup they are ended
+ * by cgroup.kill. RBARRIER_SUPERVISE=subreaper forces the fallback. */
+
+#include <sys/types.h>
+
+#include "rbarrier.h"
+#include "spawn.h"
+
+typedef struct cli_sup_opts {
+    const char *const *argv;  /* execvp(argv[0], argv); or */
+    const char *shell_cmd;    /* /bin/sh -c -- shell_cmd */
+    const char *const *env;   /* "NAME=value", NULL-terminated; may be NULL */
+    int stdout_fd;            /* -1: inherit */
+    long long kill_after_ms;  /* grace after SIGTERM while the right holds;
+                                 0: 10s */
+    long long lease_ms;       /* the right's lease: bounds a stop once the
+                                 runner stops confirming it */
+    long long held_until_ms;  /* the right holds until (cli_now_ms clock):
+                                 the first deadline the watchdog keeps */
+    long long stall_after_ms; /* no progress for this long is a stall;
+                                 0: never */
+    const char *progress_file;/* a file whose change is progress; NULL */
+    const char *what;         /* "lock L", "job J": for messages */
+} cli_sup_opts;
+
+#define CLI_SUP_OPTS_INIT { .stdout_fd = -1 }
+
+enum {
+    CLI_SUP_RUNNING = 0,
+    CLI_SUP_ENDED,     /* the command ended: cli_sup.status */
+    CLI_SUP_EXPIRED,   /* the command was ended by the watchdog when the
+                          right's deadline came without a renewal (the
+                          runner was stopped or cut off): cli_sup.status */
+    CLI_SUP_STALLED,   /* no progress for stall_after_ms */
+    CLI_SUP_LOST       /* the watchdog is gone: the command is being
+                          ended without it, stop now */
+};
+
+typedef struct cli_sup {
+    cli_proc watchdog;
+    int ctl;                  /* orders to the watchdog (write end) */
+    int news;                 /* the watchdog's reports (read end) */
+    pid_t cmd_pid;
+    int started, ended, lost, expired;
+    int status;               /* the command's, once ended */
+    int cgroup;               /* 1: the tree is a cgroup of its own */
+    long long lease_ms, kill_after_ms, held_until_ms;
+    long long stall_after_ms, progress_ms;
+    const char *progress_file;
+    long long progress_mtime_ns, file_mtime_ns, file_size;
+    char progress_path[256];
+    char progress_env[300];
+} cli_sup;
+
+/* Start the watchdog and, under it, the command. Sets RBARRIER_PROGRESS in
+ * the command's environment (a file it may touch to show progress).
+ * RB_OK, or an rb_code with err filled (nothing is left running). */
+int cli_sup_start(cli_sup *s, const cli_sup_opts *o, rb_error *err);
+
+/* The right was confirmed: it holds until until_ms (cli_now_ms clock, the
+ * send time of the acknowledged renewal plus the lease). */
+void cli_sup_held(cli_sup *s, long long until_ms);
+
+/* Readable when the watchdog has news (the command ended, or the watchdog
+ * is gone): for a caller's wait set. */
+int cli_sup_fd(const cli_sup *s);
+
+/* What the command is doing now: one of CLI_SUP_*. Reads the watchdog's
+ * news and the progress files; never blocks. */
+int cli_sup_check(cli_sup *s);
+
+/* Sleep until the command ends, timeout_ms passes (< 0: none), a
+ * terminating signal arrives, or the next stall check is due; handles a
+ * Ctrl-Z meanwhile. Returns cli_sup_check's answer. */
+int cli_sup_wait(cli_sup *s, long long timeout_ms);
+
+/* A terminal's stop signal (SIGTSTP, SIGTTIN, SIGTTOU) reached the
+ * runner: freeze the command's tree, stop the runner as the signal asks,
+ * and thaw the tree when the runner is continued. No-op without one. The
+ * library's callers run it when their wait returns early. */
+void cli_sup_job_control(cli_sup *s);
+
+/* cli_now_ms time of the command's last progress. */
+long long cli_sup_progress_ms(const cli_sup *s);
+
+/* Stop the whole tree: SIGCONT and sig (0: SIGTERM), SIGKILL after the
+ * grace (kill-after, cut short so the tree is dead before the right can
+ * pass on), then what is left of the tree. Returns the command's status;
+ * the watchdog is gone when it returns. Safe to call twice. */
+int cli_sup_stop(cli_sup *s, int sig);
+
+/* Send sig (SIGCONT too) to the whole tree without stopping it: a job
+ * that stops gives its command SIGTERM once and then holds while the
+ * command saves (cli_sup_stop ends it). */
+void cli_sup_signal(cli_sup *s, int sig);
+
+/* "cgroup" or "subreaper": how the tree is held (for --verbose). */
+const char *cli_sup_how(const cli_sup *s);
+
+/* The watchdog's side (watchdog.c). */
+typedef struct cli_watchdog_args {
+    int ctl, news;            /* its ends */
+    int ctl_peer, news_peer;  /* the runner's ends, closed in it */
+    cli_proc_opts cmd;
+    long long kill_at_ms, term_at_ms;  /* the first deadline's points */
+} cli_watchdog_args;
+
+void cli_watchdog_main(void *arg);
+
+/* One order or report between runner and watchdog: written in one
+ * write(2), so never torn. */
+typedef struct cli_sup_msg {
+    char op;
+    long long a, b;
+} cli_sup_msg;
+
+/* Orders: 'D' the right's kill point a and SIGTERM point b;
+ * 'S' send signal a to the tree (SIGCONT too); 'F' freeze, 'T' thaw;
+ * 'Q' end what is left and exit. Reports: 'P' the command's pid a,
+ * cgroup b (1) or not; 'X' the command's status a, b = 1 when the deadline ended it. */
+
+#endif

@@ -1,0 +1,415 @@
+/* The watchdog (supervise.h): the command's parent, a subreaper in a
+ * process group of its own, holding the right's deadline outside the
+ * runner. It speaks no Redis: it only counts time, signals and reaps, so
+ * nothing the runner suffers (SIGSTOP, a partition, a kill -9) can delay
+ * it. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "supervise.h"
+
+/* After the runner died: SIGTERM, then SIGKILL this much later, so the
+ * whole tree is gone within a second of the runner. */
+#define RUNNER_GONE_GRACE_MS 500
+/* Members of the tree that are not yet our children die unseen: look
+ * again at least this often while waiting for the tree to empty. */
+#define RECHECK_MS 50
+
+static const int deaf_to[] = { SIGTSTP, SIGTTIN, SIGTTOU, SIGINT, SIGTERM,
+                               SIGHUP, SIGQUIT };
+
+typedef struct tree {
+    char cgroup[512];   /* "" : no cgroup, the subreaper walk only */
+    int frozen;
+} tree;
+
+/* ---- the cgroup of the command's own ---- */
+
+/* The cgroup2 mount point, from mountinfo's fifth field on a line whose
+ * type (after " - ") is cgroup2. */
+static int cgroup2_mount(char *out, size_t len)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "r");
+    char line[1024];
+    int found = 0;
+
+    if (f == NULL)
+        return 0;
+    while (!found && fgets(line, sizeof(line), f)) {
+        char *sep = strstr(line, " - "), *p = line, *mnt;
+        int field;
+
+        if (sep == NULL || strncmp(sep + 3, "cgroup2 ", 8) != 0)
+            continue;
+        for (field = 1; field < 5 && p; field++)
+            p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL;
+        if (p == NULL)
+            continue;
+        mnt = p;
+        p = strchr(mnt, ' ');
+        if (p == NULL || (size_t)(p - mnt) >= len)
+            continue;
+        memcpy(out, mnt, (size_t)(p - mnt));
+        out[p - mnt] = '\0';
+        found = 1;
+    }
+    fclose(f);
+    return found;
+}
+
+/* Our own group in the unified hierarchy ("0::/path"). */
+static int own_cgroup(char *out, size_t len)
+{
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    char line[1024];
+    int found = 0;
+
+    if (f == NULL)
+        return 0;
+    while (!found && fgets(line, sizeof(line), f))
+        if (strncmp(line, "0::", 3) == 0) {
+            line[strcspn(line, "\n")] = '\0';
+            found = snprintf(out, len, "%s", line + 3) < (int)len;
+        }
+    fclose(f);
+    return found;
+}
+
+static int write_file(const char *dir, const char *file, const char *text)
+{
+    char path[600];
+    int fd, ok;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
+    if ((fd = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+        return -1;
+    ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+    close(fd);
+    return ok ? 0 : -1;
+}
+
+/* Make a cgroup for the command beside nothing else, and prove we may
+ * move a process into it (ourselves, and back). 0, or -1: use the
+ * subreaper walk alone. */
+static int cgroup_make(tree *t)
+{
+    char mnt[256], own[256], home[520], pid[32];
+    const char *force = getenv("RBARRIER_SUPERVISE");
+
+    t->cgroup[0] = '\0';
+    if ((force && strcmp(force, "subreaper") == 0) || geteuid() != 0 ||
+        !cgroup2_mount(mnt, sizeof(mnt)) || !own_cgroup(own, sizeof(own)))
+        return -1;
+    snprintf(home, sizeof(home), "%s%s", mnt, strcmp(own, "/") ? own : "");
+    if (snprintf(t->cgroup, sizeof(t->cgroup), "%s/rbarrier-%ld", home,
+                 (long)getpid()) >= (int)sizeof(t->cgroup) ||
+        mkdir(t->cgroup, 0755) != 0) {
+        t->cgroup[0] = '\0';
+        return -1;
+    }
+    snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+    if (write_file(t->cgroup, "cgroup.procs", pid) != 0 ||
+        write_file(home, "cgroup.procs", pid) != 0) {
+        write_file(home, "cgroup.procs", pid);
+        rmdir(t->cgroup);
+        t->cgroup[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the tree ---- */
+
+/* Every process below us: walk /proc by parent pid. As a subreaper we
+ * inherit every orphan of the tree, so nothing of it hangs elsewhere. */
+static size_t descendants(pid_t root, pid_t **out)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    pid_t *pid = NULL, *ppid = NULL, *mine;
+    size_t n = 0, cap = 0, k = 0, i;
+    char *in;
+    int grew;
+
+    *out = NULL;
+    if (d == NULL)
+        return 0;
+    while ((e = readdir(d)) != NULL) {
+        char path[64], buf[512], *close_paren;
+        long p, pp;
+        ssize_t got;
+        int fd;
+
+        if ((p = strtol(e->d_name, NULL, 10)) <= 0)
+            continue;
+        snprintf(path, sizeof(path), "/proc/%ld/stat", p);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+            continue;
+        got = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (got <= 0)
+            continue;
+        buf[got] = '\0';
+        /* "pid (comm) S ppid": comm may hold spaces and parentheses. */
+        if ((close_paren = strrchr(buf, ')')) == NULL ||
+            sscanf(close_paren + 1, " %*c %ld", &pp) != 1)
+            continue;
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 256;
+            pid_t *a = realloc(pid, ncap * sizeof(*a));
+            pid_t *b = a ? realloc(ppid, ncap * sizeof(*b)) : NULL;
+
+            if (a == NULL || b == NULL) {
+                pid = a ? a : pid;
+                break;
+            }
+            pid = a;
+            ppid = b;
+            cap = ncap;
+        }
+        pid[n] = (pid_t)p;
+        ppid[n++] = (pid_t)pp;
+    }
+    closedir(d);
+    mine = n ? calloc(n, sizeof(*mine)) : NULL;
+    in = n ? calloc(n, 1) : NULL;
+    if (mine && in) {
+        /* Mark children of marked processes until a pass adds nothing
+         * (the tree is shallow: a few passes). */
+        do {
+            grew = 0;
+            for (i = 0; i < n; i++) {
+                size_t j;
+
+                if (in[i])
+                    continue;
+                if (ppid[i] == root)
+                    in[i] = 1;
+                for (j = 0; !in[i] && j < n; j++)
+                    if (in[j] && pid[j] == ppid[i])
+                        in[i] = 1;
+                grew |= in[i];
+            }
+        } while (grew);
+        for (i = 0; i < n; i++)
+            if (in[i])
+                mine[k++] = pid[i];
+    }
+    free(in);
+    free(pid);
+    free(ppid);
+    *out = mine;
+    return k;
+}
+
+static void tree_signal(const tree *t, int sig)
+{
+    pid_t *p;
+    size_t n = descendants(getpid(), &p), i;
+
+    (void)t;
+    for (i = 0; i < n; i++)
+        kill(p[i], sig);
+    free(p);
+}
+
+static void tree_freeze(tree *t, int on)
+{
+    if (t->frozen == on)
+        return;
+    t->frozen = on;
+    if (t->cgroup[0] && write_file(t->cgroup, "cgroup.freeze",
+                                   on ? "1" : "0") == 0)
+        return;
+    tree_signal(t, on ? SIGSTOP : SIGCONT);
+}
+
+static void tree_kill(tree *t)
+{
+    /* cgroup.kill takes a forking tree at once; the walk is the fallback
+     * and costs nothing when the cgroup already did it. A frozen tree
+     * dies too: SIGKILL needs no thaw. */
+    if (t->cgroup[0])
+        write_file(t->cgroup, "cgroup.kill", "1");
+    tree_signal(t, SIGKILL);
+}
+
+/* Reap; 1 when we have no child left (the whole tree is gone). */
+static int tree_empty(void)
+{
+    int st;
+    pid_t r;
+
+    cli_reap();
+    r = waitpid(-1, &st, WNOHANG);
+    if (r > 0)
+        return 0;   /* a stranger, now collected: look again */
+    return r < 0 && errno == ECHILD;
+}
+
+static int tree_gone_by(long long until)
+{
+    while (!tree_empty()) {
+        long long left = until - cli_now_ms();
+        struct pollfd pf = { .fd = cli_child_fd(), .events = POLLIN };
+        char buf[64];
+
+        if (left <= 0)
+            return 0;
+        if (poll(&pf, 1, left < RECHECK_MS ? (int)left : RECHECK_MS) > 0)
+            while (read(pf.fd, buf, sizeof(buf)) > 0)
+                ;
+    }
+    return 1;
+}
+
+/* End what is left: sig first with grace_ms to act on it, then SIGKILL,
+ * then leave. */
+static void finish(tree *t, int sig, long long grace_ms)
+{
+    if (!tree_empty()) {
+        tree_freeze(t, 0);
+        tree_signal(t, sig);
+        tree_signal(t, SIGCONT);
+        if (!tree_gone_by(cli_now_ms() + grace_ms)) {
+            tree_kill(t);
+            /* Bounded: a process stuck in the kernel (D state) may take
+             * its time to die, but we do not wait for ever. */
+            tree_gone_by(cli_now_ms() + 5000);
+        }
+    }
+    if (t->cgroup[0])
+        rmdir(t->cgroup);
+    _exit(0);
+}
+
+static void report(int fd, char op, long long a, long long b)
+{
+    cli_sup_msg m;
+
+    memset(&m, 0, sizeof(m));
+    m.op = op;
+    m.a = a;
+    m.b = b;
+    if (write(fd, &m, sizeof(m)) < 0) {
+        /* the runner is gone: its pipe's EOF tells us too */
+    }
+}
+
+void cli_watchdog_main(void *arg)
+{
+    cli_watchdog_args *w = arg;
+    cli_proc cmd = CLI_PROC_INIT;
+    long long kill_at, term_at;
+    int termed = 0, killed = 0, said_exit = 0;
+    tree t;
+    size_t i;
+
+    close(w->ctl_peer);
+    close(w->news_peer);
+    setpgid(0, 0);
+    for (i = 0; i < sizeof(deaf_to) / sizeof(deaf_to[0]); i++)
+        signal(deaf_to[i], SIG_IGN);
+    memset(&t, 0, sizeof(t));
+    cgroup_make(&t);
+    w->cmd.join_cgroup = t.cgroup[0] ? t.cgroup : NULL;
+    /* If we die (kill -9 of the watchdog alone) the command's leader goes
+     * with us; the runner ends the rest of its group. */
+    w->cmd.parent_death_signal = SIGKILL;
+    w->cmd.own_group = 1;
+    if (cli_proc_start(&cmd, &w->cmd) != 0) {
+        report(w->news, 'P', -errno, 0);
+        finish(&t, SIGKILL, 0);
+    }
+    report(w->news, 'P', cmd.pid, t.cgroup[0] != '\0');
+    kill_at = w->kill_at_ms;
+    term_at = w->term_at_ms;
+    for (;;) {
+        struct pollfd pf[2];
+        long long now, wake = -1;
+        cli_sup_msg m;
+        ssize_t got;
+
+        cli_reap();
+        if (!said_exit && cmd.pid == 0) {
+            report(w->news, 'X', cmd.status, termed || killed);
+            said_exit = 1;
+        }
+        now = cli_now_ms();
+        /* The runner has not confirmed the right: the tree must be dead
+         * before it can pass on, whatever --kill-after says. */
+        if (!termed && now >= term_at) {
+            tree_freeze(&t, 0);
+            tree_signal(&t, SIGTERM);
+            tree_signal(&t, SIGCONT);
+            termed = 1;
+        }
+        if (!killed && now >= kill_at) {
+            tree_kill(&t);
+            killed = 1;
+        }
+        if (!termed)
+            wake = term_at;
+        else if (!killed)
+            wake = kill_at;
+        if (killed && !tree_empty())
+            wake = now + RECHECK_MS;
+        pf[0].fd = w->ctl;
+        pf[0].events = POLLIN;
+        pf[1].fd = cli_child_fd();
+        pf[1].events = POLLIN;
+        if (poll(pf, 2, wake < 0 ? -1 : (int)(wake > now ? wake - now : 0))
+            <= 0)
+            continue;
+        if (pf[1].revents & POLLIN) {
+            char buf[64];
+
+            while (read(pf[1].fd, buf, sizeof(buf)) > 0)
+                ;
+        }
+        if (!(pf[0].revents & (POLLIN | POLLHUP | POLLERR)))
+            continue;
+        do
+            got = read(w->ctl, &m, sizeof(m));
+        while (got < 0 && errno == EINTR);
+        if (got != (ssize_t)sizeof(m))
+            /* The runner died (kill -9, a crash): nobody holds the right
+             * any more. */
+            finish(&t, SIGTERM, RUNNER_GONE_GRACE_MS);
+        switch (m.op) {
+        case 'D':
+            kill_at = m.a;
+            term_at = m.b;
+            break;
+        case 'S':
+            tree_freeze(&t, 0);
+            tree_signal(&t, (int)m.a);
+            tree_signal(&t, SIGCONT);
+            break;
+        case 'K':
+            tree_kill(&t);
+            break;
+        case 'F':
+            tree_freeze(&t, 1);
+            break;
+        case 'T':
+            tree_freeze(&t, 0);
+            break;
+        case 'Q':
+            finish(&t, (int)m.a, m.b);
+            break;
+        default:
+            break;
+        }
+    }
+}
