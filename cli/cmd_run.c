@@ -49,7 +49,7 @@ static const char run_description[] =
 typedef struct run_flags {
     cli_common common;
     struct arg_str *name, *n, *id, *expect, *timeout, *lease, *ttl,
-                   *restarts, *kill_after;
+                   *restarts, *kill_after, *stall_after, *progress_file;
     struct arg_lit *quiet;
     struct arg_end *end;
 } run_flags;
@@ -60,6 +60,8 @@ typedef struct runner {
     char *const *argv;
     cli_config cfg;
     long long kill_after_ms;
+    long long stall_after_ms; /* 0: no stall check */
+    const char *progress_file;
     int quiet;
     int wake;                 /* epoll over the signal pipe, and while CMD
                                  runs the supervisor's and job control's */
@@ -132,6 +134,8 @@ static int start_cmd(runner *r, rb_error *err)
     o.kill_after_ms = r->kill_after_ms;
     o.lease_ms = r->o.lease_ms > 0 ? r->o.lease_ms : 10000;
     o.held_until_ms = cli_now_ms() + rb_job_lease_left_ms(r->job);
+    o.stall_after_ms = r->stall_after_ms;
+    o.progress_file = r->progress_file;
     /* Under --json stdout carries only the result. */
     if (cli_out_json())
         o.stdout_fd = STDERR_FILENO;
@@ -211,6 +215,12 @@ static int parse_flags(run_flags *f, runner *r, char *default_id,
             return RB_EINVAL;
         r->kill_after_ms = ms;
     }
+    if (cli_run_stall_flags(f->stall_after->count ? f->stall_after->sval[0]
+                                                  : NULL,
+                            f->progress_file->count
+                                ? f->progress_file->sval[0] : NULL,
+                            &r->stall_after_ms, &r->progress_file, err))
+        return RB_EINVAL;
     if (f->id->count) {
         r->o.id = f->id->sval[0];
     } else if (getenv("RBARRIER_JOB") == NULL && r->o.expect) {
@@ -277,6 +287,19 @@ static int hold_stop(runner *r, rb_error *err)
 
     watch(r, cli_signal_fd(), 0);
     return cli_run_hold_stop(&s, err);
+}
+
+/* CMD made no progress for --stall-after: the job breaks (every runner,
+ * this one too, exits 3; --restarts reruns it), then CMD stops. */
+static int stalled(runner *r, rb_error *err)
+{
+    int rc = cli_run_stall(r->job, &r->sup, err);
+
+    stop_cmd(r, SIGTERM);
+    if (rc == RB_EBROKEN && rb_job_can_restart(r->job))
+        return note_break(r, err);
+    return cli_fail_as(cli_exit_code(rc == RB_OK ? RB_EBROKEN : rc, 0), NULL,
+                       err->msg, r->o.name);
 }
 
 static int preempted(runner *r, rb_error *err)
@@ -386,7 +409,8 @@ static int attempt(runner *r)
     for (;;) {
         int st;
 
-        rc = rb_job_keep(r->job, -1, &done, &err);
+        rc = rb_job_keep(r->job, cli_run_progress(r->job, &r->sup), &done,
+                         &err);
         if (rc == RB_OK)
             cli_sup_held(&r->sup, cli_now_ms() + rb_job_lease_left_ms(r->job));
         if (rc == RB_ECANCELED || rc == RB_OK) {
@@ -399,6 +423,8 @@ static int attempt(runner *r)
             st = cli_sup_check(&r->sup);
             if (st == CLI_SUP_RUNNING)
                 continue;
+            if (st == CLI_SUP_STALLED)
+                return stalled(r, &err);
             if (st == CLI_SUP_ENDED)
                 /* Ended: what it left (its group, escaped daemons) goes
                  * now. */
@@ -417,7 +443,7 @@ static int attempt(runner *r)
 int cmd_run(int argc, char **argv)
 {
     run_flags f;
-    void *table[10 + CLI_COMMON_COUNT + 1];
+    void *table[12 + CLI_COMMON_COUNT + 1];
     size_t nt = 0;
     runner r;
     rb_error err;
@@ -456,6 +482,13 @@ int cmd_run(int argc, char **argv)
                             "stop, SIGKILL its process group DUR after "
                             "SIGTERM (default 10s, as timeout -k)");
     f.quiet = arg_lit0("q", "quiet", "no notes on stderr about restarts");
+    f.stall_after = arg_str0(NULL, "stall-after", "DUR", "a command that "
+                             "makes no progress for DUR is stuck: the job "
+                             "breaks, naming the member most likely stuck "
+                             "(DUR must exceed CMD's start-up time)");
+    f.progress_file = arg_str0(NULL, "progress-file", "PATH", "a change of "
+                               "PATH (a log CMD writes) is progress, as a "
+                               "touch of $RBARRIER_PROGRESS is");
     f.end = arg_end(10);
     table[nt++] = f.name;
     table[nt++] = f.n;
@@ -466,6 +499,8 @@ int cmd_run(int argc, char **argv)
     table[nt++] = f.ttl;
     table[nt++] = f.restarts;
     table[nt++] = f.kill_after;
+    table[nt++] = f.stall_after;
+    table[nt++] = f.progress_file;
     table[nt++] = f.quiet;
     nt += (size_t)cli_common_table(&f.common, table + nt);
     table[nt++] = f.end;

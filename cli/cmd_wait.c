@@ -476,10 +476,12 @@ int cmd_wait(int argc, char **argv)
     }
 
     if (o.job && getenv("RBARRIER_PROGRESS")) {
-        /* Waiting for the others is progress too (run --stall-after). */
+        /* Waiting for the others is progress too (run --stall-after),
+         * said each second (a heartbeat a second while it waits). */
         line.touch = 1;
         o.progress = cli_progress_show;
         o.progress_payload = &line;
+        o.progress_ms = 1000;
     }
     if ((code = cli_config_open(&cfg, &conn)) >= 0)
         goto out;

@@ -4,8 +4,12 @@
  * go: every command gets SIGTERM once (a second would kill the save), the
  * job's barriers keep passing while everyone is there, and each member
  * departs when its command exits or its grace ends. */
+#include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "run_stop.h"
@@ -59,4 +63,82 @@ int cli_run_hold_stop(const cli_run_stop *s, rb_error *err)
                            s->name);
     return cli_fail_as(cli_exit_code(rc == RB_OK ? RB_EBROKEN : rc, 0),
                        NULL, err->msg, s->name);
+}
+
+/* ---- stuck members ---- */
+
+int cli_run_stall_flags(const char *stall_after, const char *progress_file,
+                        long long *stall_after_ms, const char **path,
+                        rb_error *err)
+{
+    if (stall_after &&
+        cli_parse_duration(stall_after, "--stall-after", CLI_LEASE_MIN_MS,
+                           CLI_LEASE_MAX_MS, stall_after_ms, err) != RB_OK)
+        return RB_EINVAL;
+    if (progress_file && !stall_after)
+        return cli_error(err, "--progress-file needs --stall-after");
+    if (progress_file && (progress_file[0] == '\0' ||
+                          strlen(progress_file) > 4000))
+        return cli_error(err, "--progress-file needs a path");
+    *path = progress_file;
+    return RB_OK;
+}
+
+/* 1 when every process of the group pgid is stopped (state T or t): the
+ * strongest sign that this command, not another member's, is stuck. */
+static int halted(pid_t pgid)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    int seen = 0, running = 0;
+
+    if (d == NULL || pgid <= 0) {
+        if (d)
+            closedir(d);
+        return 0;
+    }
+    while (!running && (e = readdir(d)) != NULL) {
+        char path[64], buf[512], *p;
+        char state;
+        long grp;
+        int fd;
+        ssize_t n;
+
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof(path), "/proc/%.20s/stat", e->d_name);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+            continue;
+        n = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = '\0';
+        /* pid (comm) state ppid pgrp: comm may hold anything but its
+         * last ')' ends it. */
+        if ((p = strrchr(buf, ')')) == NULL ||
+            sscanf(p + 1, " %c %*d %ld", &state, &grp) != 2 || grp != pgid)
+            continue;
+        seen = 1;
+        running = state != 'T' && state != 't';
+    }
+    closedir(d);
+    return seen && !running;
+}
+
+long long cli_run_progress(rb_job *job, cli_sup *sup)
+{
+    long long left;
+
+    if (sup->stall_after_ms <= 0)
+        return -1;
+    rb_job_progress(job, cli_sup_progress_ms(sup), halted(sup->cmd_pid));
+    left = cli_sup_progress_ms(sup) + sup->stall_after_ms - cli_now_ms();
+    return left > 10 ? left : 10;
+}
+
+int cli_run_stall(rb_job *job, cli_sup *sup, rb_error *err)
+{
+    rb_job_progress(job, cli_sup_progress_ms(sup), halted(sup->cmd_pid));
+    return rb_job_stall(job, err);
 }

@@ -6,6 +6,7 @@
  * callbacks, so this file does not care how it was started. */
 
 #include "cli.h"
+#include "supervise.h"
 
 typedef struct cli_run_stop {
     rb_job *job;
@@ -29,5 +30,20 @@ int cli_run_stop_job(rb_job *job, const char *id, rb_error *err);
  * exit code: 128+sig for a signalled runner, else 3 (or 1/4 when the state
  * was lost or Redis could not be reached). */
 int cli_run_hold_stop(const cli_run_stop *s, rb_error *err);
+
+/* --stall-after DUR and --progress-file PATH (either may be NULL): 0, or
+ * RB_EINVAL with err filled. */
+int cli_run_stall_flags(const char *stall_after, const char *progress_file,
+                        long long *stall_after_ms, const char **path,
+                        rb_error *err);
+
+/* Before each wait of the job: hand the command's last progress (and
+ * whether its processes are all stopped) to the renewals, and say how long
+ * the wait may last before the stall check is due (-1: no limit). */
+long long cli_run_progress(rb_job *job, cli_sup *sup);
+
+/* The command is stuck: break the job, naming the member most likely
+ * stuck. RB_EBROKEN (err: the reason), or an rb_code. */
+int cli_run_stall(rb_job *job, cli_sup *sup, rb_error *err);
 
 #endif
