@@ -224,24 +224,33 @@ static int keep_now(rb_job *j, rb_job_reply *jr, redisReply **r,
                     rb_error *err)
 {
     char age[24];
+    long long start = rb_now_ms();
+    long long ago = j->progress_at > 0 && start >= j->progress_at
+                        ? start - j->progress_at : -1;
+    /* Only a lease that may have passed on the server can have been taken
+     * over by another runner of this id: then the nonce goes along. */
+    int late = start >= j->renewed_at + j->lease_ms - j->slice_ms;
     const char *args[9] = { j->epoch_t, j->att_t, j->id, j->lease_t,
                             j->ttl_t, j->linger_t, age,
                             j->halt == j->halt_sent ? ""
-                            : j->halt ? "halt" : "run", j->nonce };
-    long long start = rb_now_ms();
+                            : j->halt ? "halt" : "run",
+                            late ? j->nonce : "" };
     rb_call call = {
         .deadline = rb_deadline__until(j->renewed_at + j->lease_ms),
         .cancellable = 1,
     };
-    int rc;
+    int rc, sent;
 
     /* The command's progress rides on the renewal (the stall's blame,
-     * status): no command of its own. */
-    snprintf(age, sizeof(age), "%lld",
-             j->progress_at > 0 && start >= j->progress_at
-                 ? start - j->progress_at : -1LL);
+     * status), and only once it is older than a renewal interval: a
+     * command that progresses more often costs nothing. */
+    sent = ago >= j->slice_ms;
+    if (sent)
+        snprintf(age, sizeof(age), "%lld", ago);
+    else
+        snprintf(age, sizeof(age), "%s", j->prog_sent ? "fresh" : "-1");
     if (call.deadline.until_ms <= start)
-        call.deadline.until_ms = start + 1;
+        call.deadline.until_ms = start + j->slice_ms;
     rc = rb_job__run(j, RB_SCRIPT_JOB_KEEP, args, 9, &call, r, jr, err);
     if (rc == RB_EUNREACHABLE)
         return rb_error__set(err, RB_EUNREACHABLE, "%s: could not renew "
@@ -252,6 +261,7 @@ static int keep_now(rb_job *j, rb_job_reply *jr, redisReply **r,
     if (jr->kind == RB_JOB_WAIT || jr->kind == RB_JOB_GO ||
         jr->kind == RB_JOB_STOP) {
         j->halt_sent = j->halt;
+        j->prog_sent = sent;
         j->renewed_at = start;
         j->next_keep = start + j->slice_ms;
         j->peer_at = jr->next_ms >= 0

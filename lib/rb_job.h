@@ -62,6 +62,7 @@ struct rb_job {
                                      progress; 0: none to publish */
     int halt, halt_sent;          /* its processes all stopped: now, and
                                      as the last renewal said */
+    int prog_sent;                /* the last renewal published an age */
     char stop_reason[RB_JOB_STOP_MAX];  /* while stopping: why */
 };
 

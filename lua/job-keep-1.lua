@@ -11,8 +11,9 @@
 -- ARGV[4]  lease in milliseconds (integer >= 1)
 -- ARGV[5]  ttl of idle state in seconds, ARGV[6] linger in seconds
 -- ARGV[7]  optional: how long ago (ms) this member's command last made
---          progress, published for the stall's blame and for status
---          (-1 or absent: nothing to publish)
+--          progress, published for the stall's blame and for status once
+--          it is older than a renewal interval; 'fresh': it progresses
+--          again (the entry goes); -1 or absent: nothing to publish
 -- ARGV[8]  optional: 'halt' (the command's processes are all stopped),
 --          'run' (no longer so), or '' (unchanged)
 -- ARGV[9]  optional: this runner's nonce (job-enter's): a runner whose id
@@ -46,7 +47,11 @@ local lease = int_arg(4, 'lease ms', 1, 1e12)
 local ttl = int_arg(5, 'ttl', 1, 1e9)
 local linger = int_arg(6, 'linger', 1, 1e9)
 local age = -1
-if ARGV[7] ~= nil and ARGV[7] ~= '-1' then age = int_arg(7, 'progress age', 0, 1e12) end
+if ARGV[7] == 'fresh' then
+  age = -2
+elseif ARGV[7] ~= nil and ARGV[7] ~= '-1' then
+  age = int_arg(7, 'progress age', 0, 1e12)
+end
 local halt = ARGV[8] or ''
 if halt ~= '' and halt ~= 'halt' and halt ~= 'run' then bad_arg(8, 'halt') end
 
@@ -86,9 +91,12 @@ local now = now_ms()
 if redis.call('ZADD', inkey, 'XX', 'CH', now + lease, id) == 0 then
   return job_reply('lost', epoch, att)
 end
--- Progress rides on the renewal: one ZADD, no command of its own.
+-- Progress rides on the renewal, and only while it is older than a
+-- renewal interval: a member missing from :prog progressed recently.
 if age >= 0 then
   redis.call('ZADD', job_key(base, epoch, att, 'prog'), now - age, id)
+elseif age == -2 then
+  redis.call('ZREM', job_key(base, epoch, att, 'prog'), id)
 end
 if halt == 'halt' then
   redis.call('ZADD', job_key(base, epoch, att, 'halt'), now, id)
