@@ -241,6 +241,10 @@ int cli_exit_code(int rc, int signal_number)
     case RB_EUNREACHABLE: return CLI_EXIT_UNREACHABLE;
     case RB_ETIMEOUT: return CLI_EXIT_TIMEOUT;
     case RB_ECANCELED: return 128 + (signal_number ? signal_number : SIGINT);
+    case RB_ELOST:
+        /* Exit 1 as any Redis error, but --json says what it was. */
+        cli_verdict("lost");
+        return CLI_EXIT_REDIS;
     default: return CLI_EXIT_REDIS;
     }
 }

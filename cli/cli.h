@@ -141,6 +141,12 @@ void cli_json_enable(void);
  * "timeout", "interrupted", "error"), reason when not ok, exit. Returns
  * code; a no-op without --json. */
 int cli_done(int code, const char *reason);
+
+/* rbarrier's own verdict for --json's "outcome" when the exit status is a
+ * command's, not rbarrier's (README "What rbarrier guarantees"): "ok",
+ * "command-failed", "broken", "timeout", "interrupted", "lost" or
+ * "error". Without it the word follows the exit code. */
+void cli_verdict(const char *word);
 /* Record a failed write to stdout (errno e); cli_finish reports it. */
 void cli_stdout_failed(int e);
 /* After a command: flush stdout; if anything written to it was lost, say

@@ -225,6 +225,12 @@ int cmd_lock(int argc, char **argv)
         goto out;
 
     rc = rb_lock_acquire(&l, conn, &o, &err);
+    if (rc == RB_ECANCELED) {
+        code = cli_fail(cli_exit_code(rc, cli_signal()), "lock %s: "
+                        "interrupted by signal %d while waiting; the command "
+                        "did not run", o.name, cli_signal());
+        goto out;
+    }
     if (rc != RB_OK) {
         code = cli_exit_code(rc, cli_signal());
         cli_fail_as(code, NULL, err.msg, o.name);
@@ -255,6 +261,7 @@ int cmd_lock(int argc, char **argv)
     if (rc != RB_OK && !f.quiet->count)
         cli_message("warning: %s (the slot runs out with its lease)",
                     err.msg);
+    cli_verdict(status ? "command-failed" : "ok");
     code = cli_done(status, status ? "the command failed" : NULL);
 out:
     rb_lock_free(l);

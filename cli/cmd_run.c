@@ -328,8 +328,14 @@ static int cmd_ended(runner *r, int status, rb_error *err)
             return note_break(r, err);
         /* Its own failure is no news to this runner's caller (CMD said
          * what it had to, as under timeout(1)); the others say it. */
-        if (rc == RB_EBROKEN || rc == RB_OK)
+        if (rc == RB_EBROKEN || rc == RB_OK) {
+            cli_json *j = cli_out_json();
+
+            if (j)
+                cli_json_kint(j, "status", status);
+            cli_verdict("command-failed");
             return cli_done(status, cli_reason(err->msg, r->o.name));
+        }
         return cli_fail(cli_exit_code(rc, 0), "%s", err->msg);
     }
     rc = rb_job_leave(r->job, &done, err);
@@ -396,7 +402,10 @@ static int attempt(runner *r)
     if (rc != RB_OK)
         return cli_fail_as(cli_exit_code(rc, 0), NULL, err.msg, r->o.name);
     if (rb_job_attempt(r->job) > 0 && !r->quiet)
-        cli_message("%s; restart %ld of %ld", r->last_break,
+        cli_message("%s; restart %ld of %ld",
+                    r->last_break[0] ? r->last_break
+                                     : "joined a job that had broken before "
+                                       "this runner started",
                     rb_job_attempt(r->job), r->o.restarts);
     if (start_cmd(r, &err) != RB_OK) {
         char what[RB_NAME_MAX + 64];

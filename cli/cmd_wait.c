@@ -347,8 +347,10 @@ static int parse_flags(wait_flags *f, cli_wait_spec *o, cli_config *cfg,
  * failed, else the barrier's. */
 static int wait_code(int rc, const rb_wait_result *res)
 {
-    if (rc == RB_EBROKEN && res->ran_once && res->once_status != 0)
+    if (rc == RB_EBROKEN && res->ran_once && res->once_status != 0) {
+        cli_verdict("command-failed");
         return res->once_status;
+    }
     return cli_exit_code(rc, cli_signal());
 }
 

@@ -28,10 +28,23 @@ cli_json *cli_out_json(void)
     return out_json_on && !out_json_done ? &out_json : NULL;
 }
 
+/* Set by a command whose exit status is not rbarrier's own (a command's
+ * status under lock, run or --once): the word cli_done reports instead of
+ * the one the code would give. */
+static const char *verdict;
+
+void cli_verdict(const char *word)
+{
+    verdict = word;
+}
+
 const char *cli_outcome(int code)
 {
+    if (verdict)
+        return verdict;
     switch (code) {
     case CLI_EXIT_OK: return "ok";
+    case CLI_EXIT_REDIS: return "error";
     case CLI_EXIT_BROKEN: return "broken";
     case CLI_EXIT_TIMEOUT: return "timeout";
     default: return code > 128 ? "interrupted" : "error";
@@ -45,7 +58,7 @@ int cli_done(int code, const char *reason)
     if (j == NULL)
         return code;
     cli_json_kstr(j, "outcome", cli_outcome(code));
-    if (code != CLI_EXIT_OK)
+    if (code != CLI_EXIT_OK || (verdict && strcmp(verdict, "ok") != 0))
         cli_json_kstr(j, "reason", reason ? reason : cli_outcome(code));
     cli_json_kint(j, "exit", code);
     if (fflush(stdout) != 0)

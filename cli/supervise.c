@@ -228,6 +228,8 @@ static void read_news(cli_sup *s)
                 s->lost = 1;
             return;
         }
+        if (m.op == 'Z')
+            s->frozen = 1;
         if (m.op == 'X' && !s->ended) {
             s->ended = 1;
             s->status = (int)m.a;
@@ -273,8 +275,17 @@ void cli_sup_job_control(cli_sup *s)
 
     if (sig == 0)
         return;
-    /* The tree first: once we are stopped we can give no order. */
+    /* The tree first, and stopped before we are: once we are stopped we
+     * can give no order, and the shell's "Stopped" must be true. */
+    s->frozen = 0;
     order(s, 'F', 0, 0);
+    while (!s->frozen && !s->ended && s->news >= 0) {
+        struct pollfd pf = { .fd = s->news, .events = POLLIN };
+
+        if (poll(&pf, 1, 2000) <= 0)
+            break;
+        read_news(s);
+    }
     fflush(stdout);
     fflush(stderr);
     cli_jobctl_default();

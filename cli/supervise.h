@@ -59,7 +59,7 @@ typedef struct cli_sup {
     int ctl;                  /* orders to the watchdog (write end) */
     int news;                 /* the watchdog's reports (read end) */
     pid_t cmd_pid;
-    int started, ended, lost, expired;
+    int started, ended, lost, expired, frozen;
     int status;               /* the command's, once ended */
     int cgroup;               /* 1: the tree is a cgroup of its own */
     long long lease_ms, kill_after_ms, held_until_ms;
@@ -135,6 +135,7 @@ typedef struct cli_sup_msg {
 /* Orders: 'D' the right's kill point a and SIGTERM point b;
  * 'S' send signal a to the tree (SIGCONT too); 'F' freeze, 'T' thaw;
  * 'Q' end what is left and exit. Reports: 'P' the command's pid a,
- * cgroup b (1) or not; 'X' the command's status a, b = 1 when the deadline ended it. */
+ * cgroup b (1) or not; 'X' the command's status a, b = 1 when the deadline ended it;
+ * 'Z' the tree is frozen. */
 
 #endif

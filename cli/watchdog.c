@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -223,14 +224,43 @@ static void tree_signal(const tree *t, int sig)
     free(p);
 }
 
+/* 1 once cgroup.events says the whole cgroup is frozen. */
+static int cgroup_frozen(const tree *t)
+{
+    char path[600], buf[256];
+    ssize_t got;
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/cgroup.events", t->cgroup);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return 1;
+    got = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (got <= 0)
+        return 1;
+    buf[got] = '\0';
+    return strstr(buf, "frozen 1") != NULL;
+}
+
 static void tree_freeze(tree *t, int on)
 {
     if (t->frozen == on)
         return;
     t->frozen = on;
     if (t->cgroup[0] && write_file(t->cgroup, "cgroup.freeze",
-                                   on ? "1" : "0") == 0)
+                                   on ? "1" : "0") == 0) {
+        /* The kernel freezes asynchronously: the runner is told "frozen"
+         * only once nothing of the tree runs (bounded: a process in an
+         * uninterruptible sleep freezes when it wakes). */
+        long long until = cli_now_ms() + 1000;
+
+        while (on && !cgroup_frozen(t) && cli_now_ms() < until) {
+            struct timespec ts = { 0, 5 * 1000000L };
+
+            nanosleep(&ts, NULL);
+        }
         return;
+    }
     tree_signal(t, on ? SIGSTOP : SIGCONT);
 }
 
@@ -401,6 +431,7 @@ void cli_watchdog_main(void *arg)
             break;
         case 'F':
             tree_freeze(&t, 1);
+            report(w->news, 'Z', 0, 0);
             break;
         case 'T':
             tree_freeze(&t, 0);

@@ -421,6 +421,13 @@ static rb_node_io exchange_raw(rb_node *n, const rb_cmd *cmds, int ncmds,
         if (r > 0) {
             n->served = 1;
             redisReaderFeed(n->reader, chunk, (size_t)r);
+            /* A server that never stops sending (an endless line) must
+             * not hold the call past its deadline: data that keeps coming
+             * never waits in poll, where the deadline is checked. */
+            if (rb_now_ms() >= reply_by) {
+                io = fail_io(n, RB_NODE_EXPIRED, rb_now_ms() - started, err);
+                goto undo;
+            }
             continue;
         }
         if (r == RB_IO_WANT_READ || r == RB_IO_WANT_WRITE) {

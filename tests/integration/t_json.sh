@@ -80,7 +80,14 @@ schema_ok "reset: Redis unreachable"       4 error     rb reset --name "$b" --ur
 
 # locks
 schema_ok "lock"                           0 ok        rb lock --name "$b" --json -- true
-schema_ok "lock: the command's status"     7 error     rb lock --name "$b" --json -- sh -c 'exit 7'
+schema_ok "lock: the command's status"     7 command-failed rb lock --name "$b" --json -- sh -c 'exit 7'
+# A command's status that looks like one of rbarrier's own codes is still
+# the command's: the outcome is rbarrier's verdict, not read from the code.
+schema_ok "lock: a command exiting 3"      3 command-failed rb lock --name "$b" --json -- sh -c 'exit 3'
+schema_ok "lock: a command exiting 124"    124 command-failed rb lock --name "$b" --json -- sh -c 'exit 124'
+schema_ok "lock: a command exiting 130"    130 command-failed rb lock --name "$b" --json -- sh -c 'exit 130'
+schema_ok "run: a command exiting 4"       4 command-failed rb run --name "$b" --n 1 --json -- sh -c 'exit 4'
+schema_ok "wait --once: command exiting 3" 3 command-failed rb wait --name "$b" --n 1 --json --once 'exit 3'
 schema_ok "lock: bad usage"                2 error     rb lock --name "$b" --max 0 --json -- true
 schema_ok "lock: Redis unreachable"        4 error     rb lock --name "$b" --url "$down" --json -- true
 schema_ok "status of a name with a lock"   0 ok        rb status --name "$b" --json

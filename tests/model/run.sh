@@ -58,6 +58,12 @@ $(cat "$here/job.configs")"
 	mutant_list="$mutant_list
 $(cat "$here/job.mutants")"
 fi
+if [ -f "$here/supervise.pml" ]; then
+	configs="$configs
+$(cat "$here/supervise.configs")"
+	mutant_list="$mutant_list
+$(cat "$here/supervise.mutants")"
+fi
 if [ -f "$here/lock.pml" ]; then
 	configs="$configs
 $(cat "$here/lock.configs")"

@@ -1,0 +1,166 @@
+# The supervisor: whatever happens to a runner (kill -9, Ctrl-Z, cut off
+# from Redis), its command's whole tree is gone before the right (a lock
+# slot, a job's rank, a --once round) can pass to anyone else, and nothing
+# the command started outlives its runner. The work runs in a grandchild
+# (tests/fault/ticker.sh), overlap is measured by the work's own timestamps
+# in a shared file, and every case runs twice: with a cgroup of the
+# command's own (as root) and with the subreaper walk
+# (RBARRIER_SUPERVISE=subreaper).
+. "$RB_TESTS_DIR/lib.sh"
+. "$RB_TESTS_DIR/fault/lib_fault.sh"
+trap 'kill -CONT $(cat "$RB_TEST_TMP"/*.pid 2>/dev/null) 2>/dev/null; kill_spawned; [ -n "${PROXY:-}" ] && kill -9 "$PROXY" 2>/dev/null' EXIT
+
+T=$RB_TEST_TMP
+TICKER=$RB_TESTS_DIR/fault/ticker.sh
+use_own_redis supervise
+
+lkey() { echo "rb:l:{$1}${2:+:$2}"; }
+_queued_is() { [ "$(rcli ZCARD "$(lkey "$1" queue)")" = "$2" ]; }
+gone() { ! kill -0 "$1" 2>/dev/null; }
+stopped() { [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = T ]; }
+started() { [ -s "$1" ] && grep -q "^$2 " "$1"; }
+# first_of / last_of ID FILE: ms of ID's first / last tick in FILE.
+# (Nanoseconds as text, cut to ms in the shell: awk prints doubles.)
+ms_of() { local t; t=$(cat); [ -n "$t" ] && echo "${t%??????}"; }
+first_of() { awk -v id="$1" '$1 == id { print $2; exit }' "$2" | ms_of; }
+last_of() { awk -v id="$1" '$1 == id { t = $2 } END { print t }' "$2" | ms_of; }
+# no_overlap WHAT FILE A B: every tick of A came before B's first.
+no_overlap() {
+    local a b
+    a=$(last_of "$3" "$2"); b=$(first_of "$4" "$2")
+    if [ -n "$a" ] && [ -n "$b" ] && [ "$a" -lt "$b" ]; then
+        ok "$1 (last of $3 $(( b - a )) ms before the first of $4)"
+    else
+        not_ok "$1 (last of $3: ${a:-none}, first of $4: ${b:-none})"
+    fi
+}
+pid_in() { cat "$1" 2>/dev/null || echo 999999999; }
+
+if [ "$(id -u)" -eq 0 ] && grep -q ' - cgroup2 ' /proc/self/mountinfo; then
+    modes="cgroup subreaper"
+else
+    skip "the cgroup v2 path needs root and a cgroup2 mount"
+    modes="subreaper"
+fi
+
+for mode in $modes; do
+    if [ "$mode" = subreaper ]; then export RBARRIER_SUPERVISE=subreaper
+    else unset RBARRIER_SUPERVISE; fi
+
+    # ---- lock: the holder kill -9'd while its work runs in a grandchild ----
+    name=$(fresh k9$mode); f=$T/$name.ticks
+    spawn "$name.a" $RBARRIER lock --name "$name" --id a --lease 2 -- sh "$TICKER" a "$f"
+    wait_until 20 started "$f" a || not_ok "$mode k9: the holder's work runs"
+    spawn "$name.b" $RBARRIER lock --name "$name" --id b --lease 2 --timeout 60 -- sh "$TICKER" b "$f" 10
+    wait_until 20 _queued_is "$name" 1 || not_ok "$mode k9: the waiter waits"
+    t0=$(now_ms)
+    kill -9 "$(pid_of "$name.a")"
+    wait_until 5 gone "$(pid_in "$f.a.pid")"
+    t1=$(now_ms)
+    check "$mode: holder kill -9'd: its grandchild is gone within 1 s, with margin (<= 2 s; $((t1 - t0)) ms)" \
+        test $((t1 - t0)) -le 2000
+    await "$name.b" 30
+    expect_eq "$mode: ... the next holder runs and exits 0" 0 "$(code_of "$name.b")"
+    no_overlap "$mode: ... never two holders at once" "$f" a b
+
+    # ---- lock: the holder stopped with Ctrl-Z (SIGTSTP) --------------------
+    name=$(fresh tstp$mode); f=$T/$name.ticks
+    spawn "$name.a" $RBARRIER lock --name "$name" --id a --lease 2 -- sh "$TICKER" a "$f"
+    wait_until 20 started "$f" a || not_ok "$mode tstp: the holder's work runs"
+    spawn "$name.b" $RBARRIER lock --name "$name" --id b --lease 2 --timeout 60 -- sh "$TICKER" b "$f" 10
+    wait_until 20 _queued_is "$name" 1 || not_ok "$mode tstp: the waiter waits"
+    kill -TSTP "$(pid_of "$name.a")"
+    await "$name.b" 30
+    expect_eq "$mode: holder stopped with Ctrl-Z: the next holder runs past its lease" 0 "$(code_of "$name.b")"
+    no_overlap "$mode: ... never two holders at once" "$f" a b
+    kill -CONT "$(pid_of "$name.a")"
+    await "$name.a" 20
+    expect_eq "$mode: ... continued, the stopped holder exits 3" 3 "$(code_of "$name.a")"
+    expect_match "$mode: ... saying its lease ran out" "lease ran out" "$(err_of "$name.a")"
+    check "$mode: ... and its work is gone" gone "$(pid_in "$f.a.pid")"
+
+    # ---- lock: a short Ctrl-Z keeps the lock; the work resumes -------------
+    name=$(fresh fg$mode); f=$T/$name.ticks
+    spawn "$name.a" $RBARRIER lock --name "$name" --id a --lease 5 -- sh "$TICKER" a "$f" 30
+    wait_until 20 started "$f" a || not_ok "$mode fg: the holder's work runs"
+    kill -TSTP "$(pid_of "$name.a")"
+    n1=$(grep -c '^a ' "$f")
+    kill -CONT "$(pid_of "$name.a")"
+    await "$name.a" 30
+    expect_eq "$mode: Ctrl-Z then fg within the lease: the holder finishes, exit 0" 0 "$(code_of "$name.a")"
+    expect_eq "$mode: ... all its work done ($n1 ticks before the stop)" 30 "$(grep -c '^a ' "$f")"
+
+    # ---- lock: the holder cut off from Redis, slow to stop -----------------
+    # The holder reaches Redis through a proxy that is then frozen (its
+    # connection open and silent); its work takes 1.5 s to stop after
+    # SIGTERM. The waiter, connected directly, is granted the moment the
+    # holder's lease passes: the work must be over by then.
+    name=$(fresh cut$mode); f=$T/$name.ticks
+    rm -f "$T/proxy.port"
+    python3 "$RB_TESTS_DIR/fault/proxy.py" "$T/proxy.port" "$REDIS_PORT" &
+    PROXY=$!
+    wait_until 10 test -s "$T/proxy.port" || not_ok "$mode cut: the proxy listens"
+    spawn "$name.a" env RBARRIER_URL="redis://127.0.0.1:$(cat "$T/proxy.port")" \
+        $RBARRIER lock --name "$name" --id a --lease 3 -- sh "$TICKER" a "$f" 0 1500
+    wait_until 20 started "$f" a || not_ok "$mode cut: the holder's work runs"
+    spawn "$name.b" $RBARRIER lock --name "$name" --id b --lease 3 --timeout 60 -- sh "$TICKER" b "$f" 10
+    wait_until 20 _queued_is "$name" 1 || not_ok "$mode cut: the waiter waits"
+    kill -STOP "$PROXY"
+    await "$name.b" 30
+    expect_eq "$mode: holder cut off, its work slow to stop: the waiter gets the lock" 0 "$(code_of "$name.b")"
+    no_overlap "$mode: ... never two holders at once" "$f" a b
+    kill -CONT "$PROXY"
+    await "$name.a" 30
+    check "$mode: ... the cut-off holder exits 3 or 4, not 0 ($(code_of "$name.a"))" \
+        test "$(code_of "$name.a")" = 3 -o "$(code_of "$name.a")" = 4
+    kill -9 "$PROXY" 2>/dev/null; wait "$PROXY" 2>/dev/null; PROXY=
+
+    # ---- run: a member's runner stopped, a new runner for it, --restarts ----
+    name=$(fresh rs$mode); f=$T/$name.ticks
+    job_cmd='c=0; [ "$RBARRIER_RESTART" -gt 0 ] && c=10; exec sh '"$TICKER"' "$RBARRIER_ID.$RBARRIER_RESTART" '"$f"' $c'
+    spawn "$name.w0" $RBARRIER run --name "$name" --id w0 --n 2 --lease 2 --restarts 1 --timeout 60 -- sh -c "$job_cmd"
+    spawn "$name.w1" $RBARRIER run --name "$name" --id w1 --n 2 --lease 2 --restarts 1 --timeout 60 -- sh -c "$job_cmd"
+    wait_until 20 started "$f" w1.0 || not_ok "$mode restarts: the job runs"
+    kill -TSTP "$(pid_of "$name.w1")"
+    wait_until 10 stopped "$(pid_of "$name.w1")" || not_ok "$mode restarts: the runner stops"
+    spawn "$name.w1b" $RBARRIER run --name "$name" --id w1 --n 2 --lease 2 --restarts 1 --timeout 60 -- sh -c "$job_cmd"
+    await "$name.w1b" 40
+    await "$name.w0" 10
+    expect_eq "$mode: a job runner stopped, another started for its rank: the job finishes" "0 0" \
+        "$(code_of "$name.w0") $(code_of "$name.w1b")"
+    no_overlap "$mode: ... never two copies of rank w1" "$f" w1.0 w1.1
+    kill -CONT "$(pid_of "$name.w1")"
+    await "$name.w1" 20
+    check "$mode: ... the stopped runner, continued, does not exit 0 ($(code_of "$name.w1"))" \
+        test "$(code_of "$name.w1")" != 0
+    check "$mode: ... and its old command is gone" gone "$(pid_in "$f.w1.0.pid")"
+
+    # ---- --once: the party running the command kill -9'd -------------------
+    name=$(fresh once$mode); f=$T/$name.ticks
+    spawn "$name.p1" $RBARRIER wait --name "$name" --id p1 --n 2 --lease 2 --timeout 60
+    wait_arrived "$name" 1 || not_ok "$mode once: the first party waits"
+    spawn "$name.p2" $RBARRIER wait --name "$name" --id p2 --n 2 --lease 2 --timeout 60 --once "sh $TICKER save $f"
+    wait_until 20 started "$f" save || not_ok "$mode once: the save runs"
+    t0=$(now_ms)
+    kill -9 "$(pid_of "$name.p2")"
+    wait_until 5 gone "$(pid_in "$f.save.pid")"
+    t1=$(now_ms)
+    check "$mode: --once party kill -9'd: the save (a grandchild) is gone within 1 s, with margin (<= 2 s; $((t1 - t0)) ms)" \
+        test $((t1 - t0)) -le 2000
+    await "$name.p1" 30
+    expect_eq "$mode: ... the other party exits 3" 3 "$(code_of "$name.p1")"
+
+    # ---- a daemon (setsid) left by the command of each of the three --------
+    daemon='setsid sh -c "echo \$\$ > '"$T"'/DAEMON.tmp; mv '"$T"'/DAEMON.tmp '"$T"'/DAEMON; exec sleep 60" & while [ ! -s '"$T"'/DAEMON ]; do sleep 0.01; done'
+    name=$(fresh dl$mode)
+    rb lock --name "$name" -- sh -c "${daemon//DAEMON/$name.lock}"
+    expect_eq "$mode: lock: a command that leaves a setsid daemon exits 0" 0 $?
+    check "$mode: ... the daemon did not outlive the runner" gone "$(pid_in "$T/$name.lock")"
+    rb run --name "$name" --n 1 -- sh -c "${daemon//DAEMON/$name.run}"
+    expect_eq "$mode: run: the same, exit 0" 0 $?
+    check "$mode: ... the daemon did not outlive the runner" gone "$(pid_in "$T/$name.run")"
+    rb wait --name "$name" --n 1 --once "${daemon//DAEMON/$name.once}"
+    expect_eq "$mode: wait --once: the same, exit 0" 0 $?
+    check "$mode: ... the daemon did not outlive the runner" gone "$(pid_in "$T/$name.once")"
+done
+unset RBARRIER_SUPERVISE
