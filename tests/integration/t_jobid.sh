@@ -32,7 +32,7 @@ wait_until 30 ended b
 t1=$(ms)
 expect_eq "... the second runner with the id is refused (exit 2)" 2 "$(code_of b)"
 expect_match "... naming the id and the live runner" "id 'w0' is held by a live runner" "$(cat "$d/b.err")"
-if [ $((t1 - t0)) -ge 1000 ] && [ $((t1 - t0)) -lt 10000 ]; then
+if [ $((t1 - t0)) -ge 500 ] && [ $((t1 - t0)) -lt 10000 ]; then
     ok "... after waiting about one lease ($((t1 - t0)) ms; lease 1.5 s)"
 else not_ok "... after waiting about one lease ($((t1 - t0)) ms; lease 1.5 s)"; fi
 expect_eq "... it was not counted as a member" 1 "$(rcli ZCARD "rb:j:{$name}:$(rcli HGET "rb:j:{$name}" epoch):0:in")"
