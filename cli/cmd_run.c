@@ -277,13 +277,17 @@ static int cmd_gone(void *p)
     return st != CLI_SUP_RUNNING && st != CLI_SUP_STALLED;
 }
 
-static void cmd_signal(void *p, int sig) { cli_sup_signal(&((runner *)p)->sup, sig); }
+static void cmd_signal(void *p, int sig)
+{
+    cli_sup_signal(&((runner *)p)->sup, sig);
+}
+
 static int cmd_end(void *p) { return stop_cmd(p, SIGKILL); }
 
 static int hold_stop(runner *r, rb_error *err)
 {
-    cli_run_stop s = { r->job, r->o.name, r->o.id, r->kill_after_ms, cmd_gone,
-                       cmd_signal, cmd_end, r };
+    cli_run_stop s = { r->job, r->o.name, r->o.id, r->kill_after_ms,
+                       cmd_gone, cmd_signal, cmd_end, r };
 
     watch(r, cli_signal_fd(), 0);
     return cli_run_hold_stop(&s, err);
