@@ -46,17 +46,6 @@ size_t cli_common_table(const cli_common *c, void **table)
     return k;
 }
 
-int cli_error(rb_error *err, const char *fmt, ...)
-{
-    va_list ap;
-
-    err->code = RB_EINVAL;
-    va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-    va_end(ap);
-    return RB_EINVAL;
-}
-
 /* The table entry whose long option is exactly `name` (len bytes), or
  * NULL. argtable2 hands long options to getopt_long, which also takes any
  * unambiguous prefix (--na for --name); the scan below accepts whole names
@@ -230,23 +219,6 @@ int cli_parse(int argc, char **argv, void **table, struct arg_end *end,
                         cli_help_flag(argc, argv), cmd);
     cli_connopts_name(table, cmd);
     return -1;
-}
-
-int cli_exit_code(int rc, int signal_number)
-{
-    switch (rc) {
-    case RB_OK: return CLI_EXIT_OK;
-    case RB_EINVAL: return CLI_EXIT_USAGE;
-    case RB_EBROKEN: return CLI_EXIT_BROKEN;
-    case RB_EUNREACHABLE: return CLI_EXIT_UNREACHABLE;
-    case RB_ETIMEOUT: return CLI_EXIT_TIMEOUT;
-    case RB_ECANCELED: return 128 + (signal_number ? signal_number : SIGINT);
-    case RB_ELOST:
-        /* Exit 1 as any Redis error, but --json says what it was. */
-        cli_verdict("lost");
-        return CLI_EXIT_REDIS;
-    default: return CLI_EXIT_REDIS;
-    }
 }
 
 int cli_open_barrier(const cli_common *common, const char *name,

@@ -89,7 +89,7 @@ static int hold(rb_lock *l, const rb_lock_opts *o, char **cmd,
     const char *env[4] = { token_env, name_env, id_env, NULL };
     cli_sup_opts so = CLI_SUP_OPTS_INIT;
     cli_sup s;
-    int rc, st;
+    int rc, st, stopping = 0;
 
     snprintf(token_env, sizeof(token_env), "RBARRIER_LOCK_TOKEN=%lld",
              rb_lock_token(l));
@@ -106,15 +106,18 @@ static int hold(rb_lock *l, const rb_lock_opts *o, char **cmd,
         st = cli_sup_wait(&s, rb_lock_renew_in_ms(l));
         if (st == CLI_SUP_ENDED)
             break;
-        if (cli_signal()) {
-            int sig = cli_signal();
-
+        if (cli_signal_pending()) {
             /* That signal first, as a terminal's would have reached CMD
-             * had it been in the foreground group. */
-            *cmd_status = cli_sup_stop(&s, sig);
-            cli_error(err, "lock %s: interrupted by signal %d; the command "
-                      "was stopped", o->name, sig);
-            return 128 + sig;
+             * had it been in the foreground group; the lock is renewed
+             * while CMD takes its --kill-after grace. A second signal
+             * ends the grace. */
+            if (stopping) {
+                *cmd_status = cli_sup_stop(&s, SIGKILL);
+                break;
+            }
+            stopping = cli_signal();
+            cli_signal_ack();
+            cli_sup_signal(&s, stopping);
         }
         if (st == CLI_SUP_EXPIRED) {
             *cmd_status = cli_sup_stop(&s, SIGTERM);
@@ -144,7 +147,13 @@ static int hold(rb_lock *l, const rb_lock_opts *o, char **cmd,
         return cli_exit_code(rc, 0);
     }
     /* Done; what it left running (its group, escaped daemons) goes now. */
-    *cmd_status = cli_sup_stop(&s, SIGTERM);
+    if (s.started)
+        *cmd_status = cli_sup_stop(&s, SIGTERM);
+    if (stopping) {
+        cli_error(err, "lock %s: interrupted by signal %d; the command was "
+                  "stopped", o->name, stopping);
+        return 128 + stopping;
+    }
     return -1;
 }
 

@@ -3,7 +3,9 @@
  * the check that what went to stdout got there (a lost result is exit 1). */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,6 +28,34 @@ void cli_json_enable(void)
 cli_json *cli_out_json(void)
 {
     return out_json_on && !out_json_done ? &out_json : NULL;
+}
+
+int cli_error(rb_error *err, const char *fmt, ...)
+{
+    va_list ap;
+
+    err->code = RB_EINVAL;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    va_end(ap);
+    return RB_EINVAL;
+}
+
+int cli_exit_code(int rc, int signal_number)
+{
+    switch (rc) {
+    case RB_OK: return CLI_EXIT_OK;
+    case RB_EINVAL: return CLI_EXIT_USAGE;
+    case RB_EBROKEN: return CLI_EXIT_BROKEN;
+    case RB_EUNREACHABLE: return CLI_EXIT_UNREACHABLE;
+    case RB_ETIMEOUT: return CLI_EXIT_TIMEOUT;
+    case RB_ECANCELED: return 128 + (signal_number ? signal_number : SIGINT);
+    case RB_ELOST:
+        /* Exit 1 as any Redis error, but --json says what it was. */
+        cli_verdict("lost");
+        return CLI_EXIT_REDIS;
+    default: return CLI_EXIT_REDIS;
+    }
 }
 
 /* Set by a command whose exit status is not rbarrier's own (a command's

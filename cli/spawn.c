@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "signals.h"
 #include "spawn.h"
 
 #define DEFAULT_KILL_AFTER_MS 10000LL
@@ -23,29 +24,10 @@
  * reaps them): re-check the group at least this often meanwhile. */
 #define GROUP_RECHECK_MS 100
 
-/* The signals rbarrier takes as "stop now", and the others whose
- * disposition a child gets back as it was at start. */
-static const int cancel_signals[] = { SIGINT, SIGTERM, SIGHUP };
-static const int restored_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE,
-                                        SIGQUIT, SIGUSR1, SIGUSR2, SIGTSTP,
-                                        SIGTTIN, SIGTTOU };
-/* A terminal's stop signals: while a supervised command runs, the runner
- * freezes the command's tree before it stops itself (supervise.c). */
-static const int jobctl_signals[] = { SIGTSTP, SIGTTIN, SIGTTOU };
-#define NSIG_RESTORED (sizeof(restored_signals) / sizeof(restored_signals[0]))
-
-static int ignored_at_start[NSIG_RESTORED];
-static sigset_t mask_at_start;
-static int signals_saved;
-
-static int cancel_pipe[2] = { -1, -1 };
-static int chld_pipe[2] = { -1, -1 };
-static int jobctl_pipe[2] = { -1, -1 };
-static volatile sig_atomic_t caught_signal, caught_stop;
 static cli_proc *running;
 
 static int wait_until(cli_proc *p, long long until, int watch_cancel);
-static void drain(int fd);
+
 
 static long long mono_ms(void)
 {
@@ -55,204 +37,7 @@ static long long mono_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int was_ignored(int sig)
-{
-    size_t i;
-
-    for (i = 0; i < NSIG_RESTORED; i++)
-        if (restored_signals[i] == sig)
-            return ignored_at_start[i];
-    return 0;
-}
-
-void cli_signals_init(void)
-{
-    struct sigaction old;
-    size_t i;
-
-    if (signals_saved)
-        return;
-    signals_saved = 1;
-    for (i = 0; i < NSIG_RESTORED; i++)
-        ignored_at_start[i] =
-            sigaction(restored_signals[i], NULL, &old) == 0 &&
-            old.sa_handler == SIG_IGN;
-    sigprocmask(SIG_SETMASK, NULL, &mask_at_start);
-    /* A write to a closed pipe or socket must be an error we report (exit
-     * 1, one line), not a silent death. */
-    signal(SIGPIPE, SIG_IGN);
-}
-
-int cli_pipe_cloexec(int fds[2])
-{
-    /* Single-threaded: no exec can slip in between pipe and fcntl. */
-    if (pipe(fds) != 0)
-        return -1;
-    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
-    return 0;
-}
-
-static int nonblocking_pipe(int fds[2])
-{
-    if (cli_pipe_cloexec(fds) != 0)
-        return -1;
-    fcntl(fds[0], F_SETFL, O_NONBLOCK);
-    fcntl(fds[1], F_SETFL, O_NONBLOCK);
-    return 0;
-}
-
-/* Handlers only record and write one byte: the logic runs outside. */
-static void on_cancel(int sig)
-{
-    int saved = errno;
-    char byte = (char)sig;
-
-    if (caught_signal == 0)
-        caught_signal = sig;
-    if (write(cancel_pipe[1], &byte, 1) < 0) {
-        /* the pipe already holds a byte: enough */
-    }
-    errno = saved;
-}
-
-static void on_child(int sig)
-{
-    int saved = errno;
-    char byte = (char)sig;
-
-    if (write(chld_pipe[1], &byte, 1) < 0) {
-        /* full: a wake-up is already pending */
-    }
-    errno = saved;
-}
-
-static void on_stop(int sig)
-{
-    int saved = errno;
-    char byte = (char)sig;
-
-    caught_stop = sig;
-    if (write(jobctl_pipe[1], &byte, 1) < 0) {
-        /* a stop is already pending */
-    }
-    errno = saved;
-}
-
-int cli_jobctl_install(void)
-{
-    struct sigaction sa;
-    size_t i;
-
-    cli_signals_init();
-    if (jobctl_pipe[0] < 0 && nonblocking_pipe(jobctl_pipe) != 0)
-        return -1;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_stop;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    for (i = 0; i < sizeof(jobctl_signals) / sizeof(jobctl_signals[0]); i++)
-        if (!was_ignored(jobctl_signals[i]))
-            sigaction(jobctl_signals[i], &sa, NULL);
-    return 0;
-}
-
-void cli_jobctl_default(void)
-{
-    size_t i;
-
-    for (i = 0; i < sizeof(jobctl_signals) / sizeof(jobctl_signals[0]); i++)
-        if (!was_ignored(jobctl_signals[i]))
-            signal(jobctl_signals[i], SIG_DFL);
-}
-
-int cli_jobctl_fd(void)
-{
-    return jobctl_pipe[0];
-}
-
-int cli_jobctl_take(void)
-{
-    int sig = (int)caught_stop;
-
-    caught_stop = 0;
-    if (jobctl_pipe[0] >= 0)
-        drain(jobctl_pipe[0]);
-    return sig;
-}
-
-int cli_install_signals(void)
-{
-    struct sigaction sa;
-    size_t i;
-
-    cli_signals_init();
-    if (cancel_pipe[0] >= 0)
-        return 0;
-    if (nonblocking_pipe(cancel_pipe) != 0)
-        return -1;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_cancel;
-    sigemptyset(&sa.sa_mask);
-    for (i = 0; i < sizeof(cancel_signals) / sizeof(cancel_signals[0]); i++)
-        /* Started under nohup (or `trap '' INT`): the caller chose that
-         * this signal must not stop us, as POSIX shells keep it. */
-        if (!was_ignored(cancel_signals[i]))
-            sigaction(cancel_signals[i], &sa, NULL);
-    return 0;
-}
-
-int cli_signal(void)
-{
-    return (int)caught_signal;
-}
-
-int cli_signal_fd(void)
-{
-    return cancel_pipe[0];
-}
-
-int cli_child_fd(void)
-{
-    return chld_pipe[0];
-}
-
-/* SIGCHLD is taken only once rbarrier starts a child: before that no
- * process of ours can end, and the library's calls see no extra EINTR. */
-static int install_sigchld(void)
-{
-    struct sigaction sa;
-
-    if (chld_pipe[0] >= 0)
-        return 0;
-    if (nonblocking_pipe(chld_pipe) != 0)
-        return -1;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_child;
-    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
-    sigemptyset(&sa.sa_mask);
-    /* Also when SIGCHLD was ignored at start: then the kernel would reap
-     * by itself and no exit status would reach us. */
-    return sigaction(SIGCHLD, &sa, NULL);
-}
-
 /* ---- the child's side: async-signal-safe calls, then exec ---- */
-
-static void restore_signals(void)
-{
-    struct sigaction sa;
-    size_t i;
-
-    memset(&sa, 0, sizeof(sa));
-    sigemptyset(&sa.sa_mask);
-    for (i = 0; i < NSIG_RESTORED; i++) {
-        sa.sa_handler = ignored_at_start[i] ? SIG_IGN : SIG_DFL;
-        sigaction(restored_signals[i], &sa, NULL);
-    }
-    sa.sa_handler = SIG_DFL;
-    sigaction(SIGCHLD, &sa, NULL);
-    sigprocmask(SIG_SETMASK, &mask_at_start, NULL);
-}
 
 static void say_cannot_run(const char *what, int e)
 {
@@ -279,7 +64,7 @@ static void child_main(const cli_proc_opts *o, pid_t parent, int report)
     const char *const *e;
     int fd, err;
 
-    restore_signals();
+    cli_signals__restore();
     if (o->parent_death_signal) {
         prctl(PR_SET_PDEATHSIG, o->parent_death_signal);
         /* The parent may have died before prctl took effect. (Compared
@@ -373,7 +158,7 @@ int cli_proc_start(cli_proc *p, const cli_proc_opts *o)
     ssize_t got;
 
     cli_signals_init();
-    if (install_sigchld() != 0)
+    if (cli_signals__watch_children() != 0)
         return -1;
     if (o->own_group && parent != 1)
         /* Orphaned grandchildren come back to us, so a group's leftovers
@@ -398,20 +183,7 @@ int cli_proc_start(cli_proc *p, const cli_proc_opts *o)
          * child that runs code of ours (the demo's guard) must not read
          * its parent's SIGCHLD bytes, nor write to its cancel pipe. */
         running = NULL;
-        close(chld_pipe[0]);
-        close(chld_pipe[1]);
-        chld_pipe[0] = chld_pipe[1] = -1;
-        if (cancel_pipe[0] >= 0) {
-            close(cancel_pipe[0]);
-            close(cancel_pipe[1]);
-            cancel_pipe[0] = cancel_pipe[1] = -1;
-        }
-        if (jobctl_pipe[0] >= 0) {
-            close(jobctl_pipe[0]);
-            close(jobctl_pipe[1]);
-            jobctl_pipe[0] = jobctl_pipe[1] = -1;
-        }
-        caught_signal = caught_stop = 0;
+        cli_signals__forget();
         if (report[0] >= 0)
             close(report[0]);
         child_main(o, parent, report[1]);
@@ -468,14 +240,6 @@ void cli_reap(void)
     }
 }
 
-static void drain(int fd)
-{
-    char buf[64];
-
-    while (read(fd, buf, sizeof(buf)) > 0)
-        ;
-}
-
 /* Sleep until woken by SIGCHLD, a cancel signal (when watched) or
  * until (monotonic ms; < 0: never), at most cap_ms (< 0: no cap). */
 static void sleep_for_event(long long until, int watch_cancel, int cap_ms)
@@ -484,10 +248,10 @@ static void sleep_for_event(long long until, int watch_cancel, int cap_ms)
     nfds_t n = 0;
     long long left = -1;
 
-    fds[n].fd = chld_pipe[0];
+    fds[n].fd = cli_child_fd();
     fds[n++].events = POLLIN;
-    if (watch_cancel && cancel_pipe[0] >= 0) {
-        fds[n].fd = cancel_pipe[0];
+    if (watch_cancel && cli_signal_fd() >= 0) {
+        fds[n].fd = cli_signal_fd();
         fds[n++].events = POLLIN;
     }
     if (until >= 0) {
@@ -499,7 +263,7 @@ static void sleep_for_event(long long until, int watch_cancel, int cap_ms)
         left = cap_ms;
     if (poll(fds, n, (int)(left > 86400000LL ? 86400000LL : left)) > 0 &&
         (fds[0].revents & POLLIN))
-        drain(chld_pipe[0]);
+        cli_signals__drain(cli_child_fd());
 }
 
 /* 1 when p ended by until (< 0: no limit), else 0. */
@@ -509,7 +273,7 @@ static int wait_until(cli_proc *p, long long until, int watch_cancel)
         cli_reap();
         if (p->pid <= 0)
             return 1;
-        if (watch_cancel && caught_signal)
+        if (watch_cancel && cli_signal())
             return 0;
         if (until >= 0 && mono_ms() >= until)
             return 0;

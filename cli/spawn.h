@@ -28,6 +28,13 @@ int cli_signal(void);
 /* The read end of the cancel pipe (-1 before cli_install_signals). */
 int cli_signal_fd(void);
 
+/* A signal was taken in hand (cli_signal still names it): empty the
+ * cancel pipe, so the library's calls are no longer cancelled by it and a
+ * runner can go on renewing while its command stops; a further signal
+ * fills the pipe again (cli_signal_pending). */
+void cli_signal_ack(void);
+int cli_signal_pending(void);
+
 /* The read end of the SIGCHLD pipe (-1 before the first child started):
  * readable while an exit is not yet drained, so a caller that must wake on
  * either a signal or a child's end can poll both (run does, through one

@@ -255,11 +255,23 @@ static void look_for_progress(cli_sup *s)
     }
 }
 
+void cli_sup_signal(cli_sup *s, int sig)
+{
+    if (s->kill_at_ms || s->ended)
+        return;
+    s->kill_at_ms = cli_now_ms() + s->kill_after_ms;
+    order(s, 'S', sig ? sig : SIGTERM, 0);
+}
+
 int cli_sup_check(cli_sup *s)
 {
     read_news(s);
     if (s->ended)
         return s->expired ? CLI_SUP_EXPIRED : CLI_SUP_ENDED;
+    if (s->kill_at_ms && cli_now_ms() >= s->kill_at_ms) {
+        order(s, 'K', 0, 0);
+        s->kill_at_ms = -1;   /* sent */
+    }
     if (s->lost)
         return CLI_SUP_LOST;
     look_for_progress(s);
@@ -306,7 +318,8 @@ int cli_sup_wait(cli_sup *s, long long timeout_ms)
         long long now, left;
         nfds_t n = 0;
 
-        if ((st = cli_sup_check(s)) != CLI_SUP_RUNNING || cli_signal())
+        if ((st = cli_sup_check(s)) != CLI_SUP_RUNNING ||
+            cli_signal_pending())
             return st;
         now = cli_now_ms();
         if (until >= 0 && now >= until)
@@ -314,6 +327,8 @@ int cli_sup_wait(cli_sup *s, long long timeout_ms)
         left = until < 0 ? -1 : until - now;
         if (s->stall_after_ms > 0 && (left < 0 || left > STALL_CHECK_MS))
             left = STALL_CHECK_MS;
+        if (s->kill_at_ms > 0 && (left < 0 || left > s->kill_at_ms - now))
+            left = s->kill_at_ms - now;
         pf[n].fd = s->news;
         pf[n++].events = POLLIN;
         pf[n].fd = cli_jobctl_fd();
@@ -325,7 +340,7 @@ int cli_sup_wait(cli_sup *s, long long timeout_ms)
         if (poll(pf, n, left < 0 ? -1 : (int)left) > 0 &&
             (pf[1].revents & POLLIN))
             cli_sup_job_control(s);
-        if (until >= 0 && s->stall_after_ms <= 0 && cli_now_ms() >= until)
+        if (until >= 0 && cli_now_ms() >= until)
             return cli_sup_check(s);
     }
 }

@@ -64,6 +64,7 @@ typedef struct cli_sup {
     int cgroup;               /* 1: the tree is a cgroup of its own */
     long long lease_ms, kill_after_ms, held_until_ms;
     long long stall_after_ms, progress_ms;
+    long long kill_at_ms;     /* after cli_sup_signal: SIGKILL then; 0 */
     const char *progress_file;
     long long progress_mtime_ns, file_mtime_ns, file_size;
     char progress_path[256];
@@ -100,6 +101,12 @@ void cli_sup_job_control(cli_sup *s);
 
 /* cli_now_ms time of the command's last progress. */
 long long cli_sup_progress_ms(const cli_sup *s);
+
+/* Begin a stop and return at once: sig (0: SIGTERM) and SIGCONT to the
+ * whole tree now, SIGKILL --kill-after later (sent by cli_sup_check). For
+ * a runner that goes on renewing meanwhile, so the command gets its whole
+ * grace; the watchdog's deadline still holds. Once only. */
+void cli_sup_signal(cli_sup *s, int sig);
 
 /* Stop the whole tree: SIGCONT and sig (0: SIGTERM), SIGKILL after the
  * grace (kill-after, cut short so the tree is dead before the right can

@@ -353,7 +353,7 @@ static rb_node_io exchange_raw(rb_node *n, const rb_cmd *cmds, int ncmds,
     char *buf = NULL, chunk[16384];
     size_t len = 0, off = 0;
     long long started = rb_now_ms();
-    int i, got = 0;
+    int i, got = 0, streaming = 0;
     rb_node_io io;
 
     for (i = 0; i < ncmds; i++)
@@ -417,19 +417,22 @@ static rb_node_io exchange_raw(rb_node *n, const rb_cmd *cmds, int ncmds,
             replies[got++] = reply;
             continue;
         }
+        /* A server that never stops sending (an endless line) must not
+         * hold the call past its deadline: data that keeps coming never
+         * waits in poll, where the deadline is checked. (Only then: a
+         * whole reply that was waiting when we looked is still taken.) */
+        if (streaming && rb_now_ms() >= reply_by) {
+            io = fail_io(n, RB_NODE_EXPIRED, rb_now_ms() - started, err);
+            goto undo;
+        }
         r = n->s->ops->read(n->s, chunk, sizeof(chunk), &rerr);
         if (r > 0) {
             n->served = 1;
             redisReaderFeed(n->reader, chunk, (size_t)r);
-            /* A server that never stops sending (an endless line) must
-             * not hold the call past its deadline: data that keeps coming
-             * never waits in poll, where the deadline is checked. */
-            if (rb_now_ms() >= reply_by) {
-                io = fail_io(n, RB_NODE_EXPIRED, rb_now_ms() - started, err);
-                goto undo;
-            }
+            streaming = 1;
             continue;
         }
+        streaming = 0;
         if (r == RB_IO_WANT_READ || r == RB_IO_WANT_WRITE) {
             io = await_fd(n->s->fd,
                           r == RB_IO_WANT_READ ? POLLIN : POLLOUT,
