@@ -345,13 +345,6 @@ int cli_sup_wait(cli_sup *s, long long timeout_ms)
     }
 }
 
-void cli_sup_signal(cli_sup *s, int sig)
-{
-    read_news(s);
-    if (s->started && !s->ended && s->news >= 0)
-        order(s, 'S', sig, 0);
-}
-
 int cli_sup_stop(cli_sup *s, int sig)
 {
     long long until, cap;

@@ -114,11 +114,6 @@ void cli_sup_signal(cli_sup *s, int sig);
  * the watchdog is gone when it returns. Safe to call twice. */
 int cli_sup_stop(cli_sup *s, int sig);
 
-/* Send sig (SIGCONT too) to the whole tree without stopping it: a job
- * that stops gives its command SIGTERM once and then holds while the
- * command saves (cli_sup_stop ends it). */
-void cli_sup_signal(cli_sup *s, int sig);
-
 /* "cgroup" or "subreaper": how the tree is held (for --verbose). */
 const char *cli_sup_how(const cli_sup *s);
 
