@@ -160,6 +160,7 @@ END {
               "shell_rounds_per_s_redis-cli.4", 0)
     ratio_key("start_get_ratio", "cli_get_ms", "redis_cli_get_ms", 0)
     ratio_key("tls_round_ratio", "rounds_per_s_tls.4", "rounds_per_s_tlsplain.4", 1)
+    ratio_key("hist_onoff.4", "rounds_per_s.4", "rounds_per_s_nohist.4", 0)
     ratio_key("tls_cli_ratio", "tls_cli_ms", "tls_cli_plain_ms", 0)
     ratio_key("lock_pairs_py", "lock_pairs_per_s", "lock_pairs_per_s_py", 0)
     ratio_key("lock_handoffs_py", "lock_handoffs_per_s", "lock_handoffs_per_s_py", 0)
@@ -188,6 +189,13 @@ END {
          "scripts incl.", "<=28", MED["calls_per_round.4"] <= 28)
     yrow("Redis commands per round, N=4, floor", "calls_per_round_floor.4", "",
          "scripts incl.", "-", 1)
+    yrow("history on/off rounds/s, N=4 (#35)", "hist_onoff.4", "x",
+         vs("rounds_per_s.4", "/s", "rounds_per_s_nohist.4", "/s"), ">=0.90",
+         MED["hist_onoff.4"] >= 0.9)
+    yrow("Redis commands per round, N=4, history off", "calls_per_round_nohist.4",
+         "", "scripts incl.", "-", 1)
+    yrow("client cmds per round, N=4, history on : off", "cmds_per_round.4",
+         "", vs("cmds_per_round.4", "", "cmds_per_round_nohist.4", ""), "-", 1)
     yrow("idle: Redis commands/s per waiting party", "idle_calls_per_party_s", "",
          "default lease", "<=2.0", MED["idle_calls_per_party_s"] <= 2)
     yrow("process start: rbarrier get / redis-cli GET", "start_get_ratio", "x",

@@ -32,7 +32,9 @@
 #             retry sleep (bench/pylock.py): pairs uncontended on one
 #             connection, and hand-offs among 8 processes on one name;
 #   shell     four shell loops of `rbarrier wait` against four loops of
-#             redis-cli INCR + BLPOP/RPUSH (bench/shellbarrier.sh).
+#             redis-cli INCR + BLPOP/RPUSH (bench/shellbarrier.sh);
+#   history   the library's N=4 rounds with the name's history off, run
+#             after those with it on (the cost of seeing the job).
 # Plus the Redis round trip (p50 of PINGs on one connection), the EVALSHA
 # rate of a one-INCR script, and process start against redis-cli. All of it
 # runs over TCP loopback except the rows marked "unix" and "TLS".
@@ -215,6 +217,11 @@ for rep in $(seq "$REPS"); do
         step "$PYTHON" "$here/pybarrier.py" --url "$tcp/0" --script "$arrive" \
             --n "$n" --rounds "$ROUNDS" --warmup "$WARMUP" --name "bench-py-$n-$rep"
     done
+    # The same rounds with the name's history off (issue #35: its cost),
+    # right after the rounds with it on.
+    redis-cli -s "$sock" SET "rb:h:{bench-nohist-$rep}" off EX 3600 >/dev/null
+    bench rounds --url "$tcp/0" --n 4 --rounds "$ROUNDS" --warmup "$WARMUP" \
+        --name "bench-nohist-$rep" --suffix _nohist
     bench rounds --url "unix://$sock" --n 4 --rounds "$ROUNDS" --warmup "$WARMUP" \
         --name "bench-rounds-unix-$rep" --suffix _unix
     # TLS rounds: connections made before the clock starts, so the

@@ -84,6 +84,10 @@ int cmd_get(int argc, char **argv);
 int cmd_set(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
+int cmd_plot(int argc, char **argv);
+int cmd_metrics(int argc, char **argv);
 
 /* Options every subcommand takes. */
 typedef struct cli_common {
@@ -192,6 +196,15 @@ int cli_open_barrier(const cli_common *common, const char *name,
  * --json, lines otherwise; *exists 0 when no job of that name is kept. */
 int cli_job_status(rb_conn *conn, const char *prefix, const char *name,
                    int *exists, rb_error *err);
+
+/* --no-history (history.c), for the commands that write a name's
+ * history: wait, run, lock. */
+struct arg_lit *cli_no_history_flag(void);
+/* With flag given, turn name's history off for ttl_ms (0: a day) before
+ * anything is recorded: -1 to go on, else the exit code after saying why
+ * not. */
+int cli_history_off(const struct arg_lit *flag, rb_conn *conn,
+                    const char *prefix, const char *name, long long ttl_ms);
 
 /* ---- option values (pure; unit-tested) ---- */
 

@@ -33,7 +33,7 @@ static const char lock_description[] =
 
 typedef struct lock_flags {
     struct arg_str *name, *max, *id, *timeout, *lease, *kill_after;
-    struct arg_lit *quiet;
+    struct arg_lit *quiet, *no_history;
     cli_common common;
     struct arg_end *end;
 } lock_flags;
@@ -160,7 +160,7 @@ static int hold(rb_lock *l, const rb_lock_opts *o, char **cmd,
 int cmd_lock(int argc, char **argv)
 {
     lock_flags f;
-    void *table[7 + CLI_COMMON_COUNT + 1];
+    void *table[8 + CLI_COMMON_COUNT + 1];
     size_t nt = 0;
     rb_lock_opts o = RB_LOCK_OPTS_INIT;
     cli_config cfg = CLI_CONFIG_INIT;
@@ -208,6 +208,7 @@ int cmd_lock(int argc, char **argv)
     table[nt++] = f.lease;
     table[nt++] = f.kill_after;
     table[nt++] = f.quiet;
+    table[nt++] = f.no_history = cli_no_history_flag();
     nt += cli_common_table(&f.common, table + nt);
     table[nt++] = f.end;
 
@@ -230,7 +231,9 @@ int cmd_lock(int argc, char **argv)
         cli_json_kstr(j, "id", o.id);
         cli_json_kint(j, "max", o.max);
     }
-    if ((code = cli_config_open(&cfg, &conn)) >= 0)
+    if ((code = cli_config_open(&cfg, &conn)) >= 0 ||
+        (code = cli_history_off(f.no_history, conn, o.prefix, o.name,
+                                0)) >= 0)
         goto out;
 
     rc = rb_lock_acquire(&l, conn, &o, &err);

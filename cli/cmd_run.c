@@ -50,7 +50,7 @@ typedef struct run_flags {
     cli_common common;
     struct arg_str *name, *n, *id, *expect, *timeout, *lease, *ttl,
                    *restarts, *kill_after, *stall_after, *progress_file;
-    struct arg_lit *quiet;
+    struct arg_lit *quiet, *no_history;
     struct arg_end *end;
 } run_flags;
 
@@ -456,7 +456,7 @@ static int attempt(runner *r)
 int cmd_run(int argc, char **argv)
 {
     run_flags f;
-    void *table[12 + CLI_COMMON_COUNT + 1];
+    void *table[13 + CLI_COMMON_COUNT + 1];
     size_t nt = 0;
     runner r;
     rb_error err;
@@ -515,6 +515,7 @@ int cmd_run(int argc, char **argv)
     table[nt++] = f.stall_after;
     table[nt++] = f.progress_file;
     table[nt++] = f.quiet;
+    table[nt++] = f.no_history = cli_no_history_flag();
     nt += (size_t)cli_common_table(&f.common, table + nt);
     table[nt++] = f.end;
 
@@ -544,7 +545,9 @@ int cmd_run(int argc, char **argv)
         ev.data.fd = cli_signal_fd();
         epoll_ctl(r.wake, EPOLL_CTL_ADD, cli_signal_fd(), &ev);
     }
-    if ((code = cli_config_open_cancel(&r.cfg, r.wake, &conn)) >= 0)
+    if ((code = cli_config_open_cancel(&r.cfg, r.wake, &conn)) >= 0 ||
+        (code = cli_history_off(f.no_history, conn, r.o.prefix, r.o.name,
+                                r.o.ttl_ms)) >= 0)
         goto out;
     rb_job_free(r.job);
     if (rb_job_new(&r.job, conn, &r.o, &err) != RB_OK) {

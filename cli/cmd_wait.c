@@ -119,7 +119,7 @@ typedef struct wait_flags {
     cli_common common;
     struct arg_str *name, *n, *id, *timeout, *lease, *ttl, *once, *value,
                    *reduce, *expect, *kill_after;
-    struct arg_lit *print_index, *quiet;
+    struct arg_lit *print_index, *quiet, *no_history;
     struct arg_end *end;
 } wait_flags;
 
@@ -381,7 +381,7 @@ static int print_pass(const wait_flags *f, const rb_wait_result *res,
 int cmd_wait(int argc, char **argv)
 {
     wait_flags f;
-    void *table[13 + CLI_COMMON_COUNT + 1];
+    void *table[14 + CLI_COMMON_COUNT + 1];
     size_t nt = 0;
     cli_wait_spec o;
     rb_wait_opts opts;
@@ -444,6 +444,7 @@ int cmd_wait(int argc, char **argv)
     table[nt++] = f.kill_after;
     table[nt++] = f.print_index;
     table[nt++] = f.quiet;
+    table[nt++] = f.no_history = cli_no_history_flag();
     nt += (size_t)cli_common_table(&f.common, table + nt);
     table[nt++] = f.end;
 
@@ -485,7 +486,9 @@ int cmd_wait(int argc, char **argv)
         o.progress_payload = &line;
         o.progress_ms = 1000;
     }
-    if ((code = cli_config_open(&cfg, &conn)) >= 0)
+    if ((code = cli_config_open(&cfg, &conn)) >= 0 ||
+        (code = cli_history_off(f.no_history, conn, o.prefix,
+                                o.job ? o.job : o.name, o.ttl_ms)) >= 0)
         goto out;
     cli_wait_opts_fill(&opts, &o);
     cli_progress_touch();

@@ -30,6 +30,17 @@ const cli_cmd cli_commands[] = {
       "rbarrier status --name ckpt --json", X_PARAM },
     { "reset", cmd_reset, "break a barrier's open round and forget its n",
       "rbarrier reset --name ckpt", X_PARAM },
+    { "report", cmd_report, "who the rounds wait for: stragglers, lateness, "
+      "durations", "rbarrier report --name ckpt\n"
+      "rbarrier report --name ckpt --last 100 --json", X_PARAM },
+    { "trace", cmd_trace, "the rounds as a Chrome trace (Perfetto, "
+      "chrome://tracing)", "rbarrier trace --name ckpt > ckpt.json", X_PARAM },
+    { "plot", cmd_plot, "the rounds as an SVG picture: parties down, time "
+      "across", "rbarrier plot --name ckpt > ckpt.svg\n"
+      "rbarrier plot --name ckpt --last 20 > last20.svg", X_PARAM },
+    { "metrics", cmd_metrics, "rounds, breaks, waits and locks as "
+      "Prometheus text", "rbarrier metrics --name ckpt > /var/lib/node_exporter/"
+      "rbarrier.prom\nrbarrier metrics --name ckpt --name train", X_PARAM },
     { "sync", cmd_sync, "copy a parameter's global value into a local copy",
       "rbarrier sync --param lr --worker w0", X_PARAM },
     { "train", cmd_train, "add to a parameter's global value, atomically",

@@ -15,7 +15,7 @@
     "+evalsha +eval +get +blmove +brpoplpush +client|setname +ping "        \
     "+expire +hdel +hget +hmget +hset +incrby +incrbyfloat +lindex "        \
     "+lrange +rpush +set +time +type +del +zadd +zcard +zrange "            \
-    "+zrangebyscore +zscore +zrem"
+    "+zrangebyscore +zscore +zrem +xadd +xrevrange +hincrby +hgetall +ttl"
 
 /* When kind (rb_reply__classify of reply) is an ACL refusal, fill err
  * with one line naming what to grant: the command (+cmd), or the key

@@ -224,6 +224,9 @@ int rb_key__job_barrier(char *buf, size_t len, const char *prefix,
 int rb_key__job_attempt(char *buf, size_t len, const char *prefix,
                         const char *job, long long epoch, long att,
                         const char *part, rb_error *err);
+/* "<prefix>:h:{NAME}<suffix>", a name's history ("") or counters (":n"). */
+int rb_key__history(char *buf, size_t len, const char *prefix,
+                    const char *name, const char *suffix, rb_error *err);
 /* The Redis Cluster slot of a key: CRC16 of its {tag} (of the whole key
  * when it has no non-empty tag) mod 16384, as redis' keyHashSlot. */
 unsigned rb_key__slot(const char *key, size_t len);

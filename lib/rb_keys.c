@@ -16,6 +16,11 @@
  *   <prefix>:l:{NAME}                    a lock's hash (max, seq, exp); its
  *   <prefix>:l:{NAME}:<part>             token, holders, queue, wait, info
  *                                        and wake:<id> (lua/includes/lock.lua)
+ *   <prefix>:h:{NAME}                    the name's history (a stream; the
+ *                                        string 'off' while it is off), for
+ *                                        its barrier, job and lock alike
+ *   <prefix>:h:{NAME}:n                  its counters
+ *                                        (lua/includes/history.lua)
  *
  * One family per kind, the kind's letter after the prefix (j and l are
  * reserved for jobs and locks), so a barrier named "param:P" can never
@@ -207,4 +212,13 @@ int rb_key__job_attempt(char *buf, size_t len, const char *prefix,
         return rb_error__set(err, RB_EINVAL, "key for job '%s' is too long",
                              job);
     return RB_OK;
+}
+
+/* "<prefix>:h:{NAME}<suffix>": a name's history (suffix "") or its
+ * counters (":n"); one per name, whatever kind wrote it, under the name's
+ * tag (lua/includes/keys.lua's history_key). */
+int rb_key__history(char *buf, size_t len, const char *prefix,
+                    const char *name, const char *suffix, rb_error *err)
+{
+    return build(buf, len, prefix, 'h', name, suffix, err);
 }

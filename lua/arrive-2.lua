@@ -266,6 +266,7 @@ if complete and not once then
     error(r)
   end
 end
+history_arrive(base, id, gen, n, dup, complete and not once, keep, index == 0)
 local vals = state[8] == tostring(gen)
 if value and dup == 0 then
   redis.call('RPUSH', valkey, value)

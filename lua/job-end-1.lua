@@ -73,6 +73,7 @@ if mode == 'leave' then
   redis.call('ZREM', job_key(base, epoch, att, 'halt'), id)
   redis.call('HSET', m, 'state:' .. id, 'left', 'exit:' .. id, 0)
   local left = redis.call('ZCARD', leftkey)
+  history_job(base, 'leave', id, epoch, att, left >= n and 'done', ttl)
   if left >= n then
     redis.call('RPUSH', outkey, 'ok')
     redis.call('HSET', base, 'state', 'done')

@@ -109,6 +109,7 @@ end
 local outcome = 'stopping ' .. what
 redis.call('RPUSH', outkey, outcome)
 redis.call('HSET', base, 'state', 'stop', 'reason', what)
+history_job(base, 'stop', id, epoch, att, nil, ttl)
 local left = redis.call('ZRANGE', job_key(base, epoch, att, 'left'), 0, -1)
 for _, l in ipairs(left) do redis.call('ZREM', inkey, l) end
 if #left > 0 then

@@ -114,6 +114,7 @@ else
   if nqueue == 0 and held < max then
     -- A free slot and nobody in line: granted without queueing.
     token = lock_next_token(base, ttl)
+    history_lock(base, 'grant', id, token, ttl)
     redis.call('ZADD', holders, now + lease, id)
     w[mykey] = nonce .. ' ' .. lease .. ' ' .. token .. ' ' .. now
     if held == 0 then lock_created(base, 'holders', ttl) end
@@ -122,6 +123,7 @@ else
   local ticket = (tonumber(st.seq or '0') or 0) + 1
   w.seq = ticket
   redis.call('ZADD', queue, ticket, id)
+  history_lock(base, 'queue', id, nil, ttl)
   redis.call('ZADD', wait, now + lease, id)
   w[mykey] = nonce .. ' ' .. lease .. ' 0 0'
   redis.call('DEL', lock_key(base, 'wake:' .. id))

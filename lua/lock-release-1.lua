@@ -38,6 +38,7 @@ local w = {['i:' .. id] = ''}
 local res
 if redis.call('ZREM', holders, id) == 1 then
   res = {'released', token}
+  history_lock(base, 'release', id, token, ttl)
 else
   redis.call('ZREM', queue, id)
   redis.call('ZREM', lock_key(base, 'wait'), id)

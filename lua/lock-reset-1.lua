@@ -13,6 +13,7 @@
 -- at once by 'reset' on its wake list.
 
 --- @include "includes/keys.lua"
+--- @include "includes/history.lua"
 
 local base = KEYS[1]
 local holders = redis.call('ZRANGE', lock_key(base, 'holders'), 0, -1)
@@ -28,4 +29,5 @@ for _, id in ipairs(holders) do
 end
 redis.call('DEL', base, lock_key(base, 'holders'), lock_key(base, 'queue'),
            lock_key(base, 'wait'))
+history_lock(base, 'reset', nil, nil, nil)
 return {#holders, #waiters}

@@ -40,5 +40,6 @@ if redis.call('GET', round_key(base, gen, 'run')) ~= id .. ' running' then
                gen})
 end
 redis.call('RPUSH', outkey, 'ok')
+history(base, {'k', 'b', 'e', 'pass', 'id', id, 'g', gen}, 'passed', nil)
 linger_round(base, gen, inkey, outkey, linger)
 return {'out', 'ok'}

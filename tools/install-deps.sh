@@ -4,7 +4,7 @@
 set -eu
 packages="build-essential pkg-config libhiredis-dev libargtable2-dev
 libcmocka-dev libssl-dev openssl redis-server redis-tools valgrind python3 python3-yaml python3-redis
-mandoc groff-base lua5.1 clang libclang-rt-14-dev strace spin"
+mandoc groff-base lua5.1 clang libclang-rt-14-dev strace spin librsvg2-bin"
 if [ "$(id -u)" -eq 0 ]; then as_root=""; else as_root="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $as_root apt-get update

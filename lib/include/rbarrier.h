@@ -716,4 +716,56 @@ void rb_job_status_clear(rb_job_status *st);
 int rb_job_reset(long long *epoch, rb_conn *c, const char *prefix,
                  const char *name, rb_error *err);
 
+/* ---- history: what each name's scripts recorded (doc/SEEING.md) ---------- */
+
+/* One event of a name's history, as a script appended it. */
+typedef struct rb_event {
+    long long ms;         /* when, on Redis' clock (the stream id's time) */
+    long long seq;        /* the stream id's sequence within ms */
+    char kind;            /* 'b' barrier, 'j' job, 'l' lock, '?' other */
+    char *event;          /* "arrive", "pass", "break", ... (owned) */
+    char *id;             /* the party, member or holder; NULL none (owned) */
+    long long g;          /* the round, attempt or token; 0 none */
+    long long n;          /* the party count; 0 none */
+    long long epoch;      /* a job's run; 0 none */
+    int passed;           /* an arrival that completed and passed its round */
+    char *outcome;        /* what the event ended: "ok" (a round passed),
+                             "go" (a job attempt began), "done" (a job
+                             ended well); NULL none (owned) */
+    int restart;          /* a job's break that restarts it */
+    char *cause;          /* of a break: one word; NULL none (owned) */
+    char *reason;         /* of a break, in full; NULL none (owned) */
+    char *in;             /* a barrier inside a job: "<epoch>:<att>:NAME";
+                             NULL otherwise (owned) */
+} rb_event;
+
+/* One counter of a name: counts that never go back ("passed",
+ * "broken:<cause>", ...). */
+typedef struct rb_counter {
+    char *field;          /* owned */
+    long long value;
+} rb_counter;
+
+typedef struct rb_history {
+    rb_event *events;     /* owned, oldest first */
+    size_t events_count;
+    rb_counter *counters; /* owned, in no particular order */
+    size_t counters_count;
+    int off;              /* the name's history is turned off */
+} rb_history;
+
+/* Read the newest max events of a name's history (0: all it keeps, a few
+ * thousand) and its counters; never writes. Reads in pages, so no call
+ * holds Redis long, whatever the history's size.
+ * @param[out] out  release with rb_history_clear (also after a failure) */
+int rb_history_read(rb_history *out, rb_conn *c, const char *prefix,
+                    const char *name, size_t max, rb_error *err);
+void rb_history_clear(rb_history *h);
+
+/* Turn the name's history off for ttl_ms (0: one day) from now: the
+ * scripts append nothing and count nothing for it. The switch takes the
+ * stream's place, so what the history held is dropped; the counters stay. */
+int rb_history_off(rb_conn *c, const char *prefix, const char *name,
+                   long long ttl_ms, rb_error *err);
+
 #endif

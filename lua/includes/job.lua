@@ -1,5 +1,7 @@
 -- A job's break and replies, shared by the job-* scripts (needs time.lua
 -- and keys.lua).
+
+--- @include "includes/history.lua"
 --
 -- <base> = <prefix>:j:{JOB}, a hash: epoch (the run of the name), state
 -- ('enter', 'run', 'done', 'over'), att (the attempt: 0, then one more per
@@ -68,6 +70,7 @@ local function job_break(base, epoch, att, reason, linger, ttl)
       redis.call('EXPIRE', job_key(base, epoch, nil, 'ids'), linger)
     end
   end
+  history_job_break(base, epoch, att, reason, st, ttl)
   job_expire(base, epoch, att, linger)
   return outcome
 end

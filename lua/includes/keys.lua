@@ -29,3 +29,14 @@ end
 local function lock_key(base, part)
   return base .. ':' .. part
 end
+
+-- A name's history, derived from any base key of the name exactly as
+-- lib/rb_keys.c's rb_key__history derives it: <prefix>:h:{TAG} (a stream;
+-- ':n' its counters; lua/includes/history.lua),
+-- under the base key's tag, so one slot. Also returns what follows the tag
+-- in the base key ('' for a plain name; ':<epoch>:<att>:NAME' for a
+-- barrier inside a job, whose events go to the job's history).
+local function history_key(base)
+  local prefix, tag, rest = string.match(base, '^([^{]*):%a:{([^}]*)}(.*)$')
+  return prefix .. ':h:{' .. tag .. '}', rest
+end

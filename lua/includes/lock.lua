@@ -1,6 +1,8 @@
 -- What every lock script shares (needs keys.lua): the entries, expiry of
 -- dead holders and waiters, and granting free slots to the queue's head.
 --
+--- @include "includes/history.lua"
+--
 -- Keys under the base key rb:l:{NAME} (all derived by lock_key):
 --   rb:l:{NAME}           hash: max (slots, fixed while anyone holds or
 --                         waits), seq (last queue ticket), exp (when the
@@ -56,6 +58,7 @@ local function lock_expire(base, now, dl, w, ttl)
   local gone, dead = {}, {}
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', holders, '-inf', edge)) do
     redis.call('ZREM', holders, id)
+    history_lock(base, 'expire', id, nil, ttl)
     gone[id] = true
     dead[#dead + 1] = 'i:' .. id
   end
@@ -165,6 +168,7 @@ local function lock_grant(base, max, now, ttl, self, held, w, dl, head)
     end
     if nonce then
       local token = lock_next_token(base, ttl)
+      history_lock(base, 'grant', head, token, ttl)
       redis.call('ZADD', holders, now + lease, head)
       if held == 0 then lock_created(base, 'holders', ttl) end
       dl = lock_lower(w, dl, now + lease)

@@ -1,5 +1,7 @@
 -- Ending a round, shared by every script that can end one (needs keys.lua).
 
+--- @include "includes/history.lua"
+
 -- How long the keys of an open round live: the idle ttl, but never less
 -- than two leases, so that while any party waits (renewing every third of
 -- its lease) nothing of the open round expires under it.
@@ -54,6 +56,7 @@ end
 local function break_round(base, gen, inkey, outkey, reason, linger)
   local outcome = 'broken ' .. reason
   redis.call('RPUSH', outkey, outcome)
+  history_break(base, gen, reason)
   linger_round(base, gen, inkey, outkey, linger)
   if tonumber(redis.call('HGET', base, 'gen') or '0') == gen then
     redis.call('HSET', base, 'gen', gen + 1)

@@ -37,6 +37,12 @@ for n in "${names[@]}"; do
         "$(code_of "$n.p1") $(code_of "$n.p2") $(code_of "$n.p3") $(code_of "$n.p4")"
     expect_eq "... its state is on its master: 10 rounds ended" 11 \
         "$(redis-cli -p "${owner_of[$n]}" HGET "rb:b:{$n}" gen)"
+    # Its history is in its slot, and the readers find it through any node.
+    expect_eq "... its history (40 arrivals) is on its master too" 40 \
+        "$(redis-cli -p "${owner_of[$n]}" XLEN "rb:h:{$n}")"
+    expect_eq "... report through one node's URL reads 10 rounds of 4" "10 4" \
+        "$(rb report --name "$n" --json --url "$url" | python3 -c '
+import json, sys; d = json.load(sys.stdin); print(d["rounds"], len(d["parties"]))')"
 done
 
 # 2. demo and the parameter commands through one node's URL.

@@ -132,6 +132,15 @@ expect_usage "status --name empty"     "must not be empty"             status --
 expect_usage "status stray argument"   "unexpected argument"           status --name ok extra
 expect_usage "reset without --name"    "missing option --name"         reset
 expect_usage "reset --json=1"          "--json takes no value"         reset --name ok --json=1
+# The history's readers (report, trace, plot, metrics) and --no-history.
+expect_usage "report without --name"   "missing option --name"         report
+expect_usage "report --last 0"         "--last must be"                report --name ok --last 0
+expect_usage "trace --last x"          "--last must be"                trace --name ok --last x
+expect_usage "plot --name with a brace" "must not contain"             plot --name "a}"
+expect_usage "metrics without --name"  "missing option --name"         metrics
+expect_usage "metrics --name twice"    "--name ok is given twice"      metrics --name ok --name ok
+expect_usage "metrics a bad second --name" "whitespace"                metrics --name ok --name "a b"
+expect_usage "wait --no-history=1"     "--no-history takes no value"   wait --name ok --n 1 --no-history=1
 check "the bad-input table has at least 60 cases ($cases)" test "$cases" -ge 60
 
 # --json: a usage error is one JSON object on stdout too.

@@ -4,6 +4,9 @@
  * script: each script is one atomic step (Redis runs a script atomically),
  * each party one process. doc/PROTOCOL.md maps every inline below to its
  * script and C function.
+ * History events are not modelled: they decide nothing (each script's
+ * append to the name's history, lua/includes/history.lua, is read by no
+ * script).
  *
  * Configuration (-D on spin's command line; see the Makefile):
  *   N        parties (2..4)               CALLS    wait calls per party

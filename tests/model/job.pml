@@ -7,6 +7,9 @@
  * --restarts K the survivors meet again in the next attempt. Each script is
  * one atomic step; a member (runner + its CMD) is one process.
  * doc/PROTOCOL.md maps each step to the design text.
+ * History events are not modelled: they decide nothing (each script's
+ * append to the name's history, lua/includes/history.lua, is read by no
+ * script).
  *
  *   M        members (2..3)             K        --restarts
  *   FAILS    CMDs that may fail          CRASHES  runners that may die

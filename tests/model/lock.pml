@@ -4,6 +4,9 @@
  * first served, a holder's lease renewed while CMD runs, a dead holder's
  * slot freed once its lease has passed, a fencing token that grows with
  * every grant. Each script is one atomic step, each party one process.
+ * History events are not modelled: they decide nothing (each script's
+ * append to the name's history, lua/includes/history.lua, is read by no
+ * script).
  *
  *   P        parties (2..3)          KS       slots (--max)
  *   CRASHES  parties that may die    STALLS   holders cut off past their lease

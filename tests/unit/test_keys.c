@@ -110,6 +110,30 @@ static void test_kinds_never_share_keys(void **state)
     assert_string_not_equal(b, g);
 }
 
+/* A name's history shares the slot of its barrier, job and lock (every
+ * script appends to it), in a family of its own. */
+static void test_history_keys(void **state)
+{
+    char b[RB_KEY_MAX], j[RB_KEY_MAX], l[RB_KEY_MAX], h[RB_KEY_MAX];
+    char n[RB_KEY_MAX];
+    const char *keys[5] = { b, j, l, h, n };
+    rb_error err;
+
+    (void)state;
+    assert_int_equal(rb_key__barrier(b, sizeof(b), NULL, "ckpt", &err), RB_OK);
+    assert_int_equal(rb_key__job(j, sizeof(j), NULL, "ckpt", &err), RB_OK);
+    assert_int_equal(rb_key__lock(l, sizeof(l), NULL, "ckpt", &err), RB_OK);
+    assert_int_equal(rb_key__history(h, sizeof(h), NULL, "ckpt", "", &err),
+                     RB_OK);
+    assert_string_equal(h, "rb:h:{ckpt}");
+    assert_int_equal(rb_key__history(n, sizeof(n), "app", "ckpt", ":n", &err),
+                     RB_OK);
+    assert_string_equal(n, "app:h:{ckpt}:n");
+    assert_true(rb_key__same_slot(keys, 5));
+    assert_int_equal(rb_key__history(h, 10, NULL, "ckpt", "", &err),
+                     RB_EINVAL);
+}
+
 static void test_ttl_seconds(void **state)
 {
     (void)state;
@@ -141,6 +165,7 @@ int main(void)
         cmocka_unit_test(test_same_slot_refuses_spread),
         cmocka_unit_test(test_kinds_never_share_keys),
         cmocka_unit_test(test_ttl_seconds),
+        cmocka_unit_test(test_history_keys),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
