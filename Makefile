@@ -193,6 +193,14 @@ valgrind:
 
 VALGRIND_TESTS ?= tests/integration/t_basic.sh tests/integration/t_badinput.sh
 
+# Real torch.distributed programs under `rbarrier run` (tests/torch): first
+# installs Debian's python3-torch (tools/install-torch.sh), which the quick
+# start's tools/install-deps.sh leaves out (about 830 MB).
+.PHONY: test-torch
+test-torch: $(BUILD)/rbarrier $(BUILD)/rbarrier-fault
+	$(Q)sh tools/install-torch.sh
+	$(Q)$(MAKE) --no-print-directory integration TESTS="$(sort $(wildcard tests/torch/t_*.sh))"
+
 # The docker-compose cluster started for real with podman (as root; installs
 # podman and makes a debian:bookworm-slim base image when there is none).
 # The host's binary checks the workers' lines (`rbarrier demo --check`).
@@ -222,11 +230,19 @@ bench-start: all $(BUILD)/bench/rb_bench
 
 # The lock's rows alone (pairs and hand-offs against redis-py's Lock, the
 # commands per hand-off and per blocked waiter): a minute or two.
-.PHONY: bench-lock bench-jobs
-bench-lock bench-jobs: all $(BUILD)/bench/rb_bench
+.PHONY: bench-lock bench-jobs bench-scale
+bench-lock bench-jobs bench-scale: all $(BUILD)/bench/rb_bench
 	$(Q)RB_BENCH_ONLY=$(@:bench-%=%) RBARRIER=$(abspath $(BUILD)/rbarrier) \
 	    RB_BENCH=$(abspath $(BUILD)/bench/rb_bench) BUILD=$(abspath $(BUILD)) \
 	    bash bench/run.sh
+
+# A 4-member torch.distributed job under `rbarrier run` and under torchrun
+# (c10d) in the same run: start, and a failure to the last exit
+# (bench/torch.sh; installs Debian's python3-torch first).
+.PHONY: bench-torch
+bench-torch: $(BUILD)/rbarrier
+	$(Q)sh tools/install-torch.sh
+	$(Q)RBARRIER=$(abspath $(BUILD)/rbarrier) bash bench/torch.sh
 
 # Every measurement once, for seconds: it fails when one cannot be made or
 # prints no number, so the bench cannot rot unnoticed (its numbers mean

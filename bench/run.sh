@@ -17,7 +17,8 @@
 # mean nothing. RB_BENCH_ONLY=lock (make bench-lock) runs the lock rows
 # alone, in the same repetitions, and prints their rows;
 # RB_BENCH_ONLY=jobs runs issue #22's job rows alone
-# (bench/jobs.sh; RB_BENCH_JOB_BREAKS, default 20 breaks of each kind).
+# (bench/jobs.sh; RB_BENCH_JOB_BREAKS, default 20 breaks of each kind);
+# RB_BENCH_ONLY=scale issue #34's scale rows (bench/scale.sh).
 #
 # Who is measured, all in the same run and interleaved repetition by
 # repetition, so a load change on the machine moves them alike:
@@ -54,8 +55,8 @@ set -euo pipefail
 SMOKE=${RB_BENCH_SMOKE:-0}
 ONLY=${RB_BENCH_ONLY:-}
 case "$ONLY" in
-''|lock|jobs) ;;
-*) echo "bench: RB_BENCH_ONLY is lock, jobs or empty, not '$ONLY'" >&2; exit 1 ;;
+''|lock|jobs|scale) ;;
+*) echo "bench: RB_BENCH_ONLY is lock, jobs, scale or empty, not '$ONLY'" >&2; exit 1 ;;
 esac
 PYTHON=${RB_BENCH_PYTHON:-/usr/bin/python3}
 if [ "$SMOKE" = 1 ]; then
@@ -163,6 +164,14 @@ if [ "${RB_BENCH_ONLY:-}" = jobs ]; then
     awk -f "$here/report.awk" -v json="$json" -v machine="$machine" \
         -v date_utc="$date_utc" -v cpu="$cpu" -v cores="$cores" \
         -v redis="$redis_version" -v reps=1 -v only=jobs "$raw"
+    echo "total ${SECONDS}s"
+    exit 0
+fi
+
+# ---- scale (issue #34): bench/scale.sh ---------------------------------------
+. "$here/scale.sh"
+if [ "${RB_BENCH_ONLY:-}" = scale ]; then
+    scale_rows
     echo "total ${SECONDS}s"
     exit 0
 fi
@@ -278,6 +287,7 @@ if [ "$TTL_WAIT" = 1 ]; then
 else
     echo "keys_left_after_ttl -1" >> "$raw"
 fi
+[ -z "$ONLY" ] && scale_rows
 echo "# total ${SECONDS}s, figures $(( $(date +%s) - started ))s" >> "$raw"
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg) (other work on the machine moves every figure)"
 

@@ -208,6 +208,12 @@ int cli_history_off(const struct arg_lit *flag, rb_conn *conn,
 
 /* ---- option values (pure; unit-tested) ---- */
 
+/* --expect's value (expect.c): the ids comma-separated, or @FILE (ids
+ * separated by newlines, commas or blanks; *owned is then the list read,
+ * to be freed); each a valid id, listed once, at most RB_N_MAX. */
+int cli_parse_expect(const char *arg, const char **list, char **owned,
+                     long *count, rb_error *err);
+
 /* A party count: decimal integer 1..RB_N_MAX. */
 int cli_parse_count(const char *text, const char *what, long *out,
                     rb_error *err);

@@ -170,29 +170,49 @@ int cmd_train(int argc, char **argv)
 int cmd_get(int argc, char **argv)
 {
     cli_common common;
-    struct arg_str *param;
+    struct arg_str *param, *timeout;
+    struct arg_lit *until_set;
     struct arg_end *end;
     rb_conn *conn = NULL;
     rb_error err;
     cli_config cfg = CLI_CONFIG_INIT;
     char *value = NULL;
+    long long timeout_ms = 0;
     int code, rc;
 
     cli_common_init(&common);
     param = arg_str1(NULL, "param", "P", PARAM_HELP);
+    until_set = arg_lit0(NULL, "until-set", "if P was never set, wait until "
+                         "a set gives it a value (no polling)");
+    timeout = arg_str0(NULL, "timeout", "DUR", "with --until-set: give up "
+                       "after DUR (exit 124); 0: no limit (default)");
     end = arg_end(10);
     {
-        void *table[1 + CLI_COMMON_COUNT + 1] = { param };
+        void *table[3 + CLI_COMMON_COUNT + 1] = { param, until_set, timeout };
 
-        table[1 + cli_common_table(&common, table + 1)] = end;
+        table[3 + cli_common_table(&common, table + 3)] = end;
 
         code = cli_parse(argc, argv, table, end, &common, argv[0],
             "Print parameter P's global value (0 when never set), whole, "
-            "whatever its\nlength.");
+            "whatever its\nlength. With --until-set a parameter never set "
+            "is waited for: every\nwaiter wakes at once when 'rbarrier set' "
+            "gives it a value, and prints\nit (exit 0), or exits 124 after "
+            "--timeout.");
+        if (code < 0 && timeout->count && !until_set->count)
+            code = cli_fail(CLI_EXIT_USAGE, "--timeout needs --until-set");
+        if (code < 0 && timeout->count &&
+            cli_parse_duration(timeout->sval[0], "--timeout", 0,
+                               CLI_TIMEOUT_MAX_MS, &timeout_ms, &err) != RB_OK)
+            code = cli_fail(CLI_EXIT_USAGE, "%s", err.msg);
         if (code < 0 &&
             (code = param_open(&common, param->sval[0], NULL, NULL, NULL,
                                &cfg, &conn)) < 0) {
-            rc = rb_param_get(&value, conn, cfg.prefix, param->sval[0], &err);
+            if (until_set->count)
+                rc = rb_param_get_until(&value, conn, cfg.prefix,
+                                        param->sval[0], timeout_ms, &err);
+            else
+                rc = rb_param_get(&value, conn, cfg.prefix, param->sval[0],
+                                  &err);
             if (rc == RB_OK && cli_out_json())
                 cli_json_knum(cli_out_json(), "value", value);
             else if (rc == RB_OK)

@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "run_stop.h"
 #include "supervise.h"
+#include "torch_env.h"
 
 static const char run_description[] =
     "rbarrier run [options] -- CMD [ARGS...]\n"
@@ -43,13 +44,18 @@ static const char run_description[] =
     "CMD sees RBARRIER_JOB, RBARRIER_ID, RBARRIER_N, RBARRIER_RANK (0..N-1:\n"
     "the place in --expect, else the order of entry), RBARRIER_RESTART,\n"
     "RBARRIER_URL (its password, if any, as REDISCLI_AUTH), and\n"
-    "RBARRIER_NAME, RBARRIER_GEN (the epoch), RBARRIER_INDEX (the rank).\n"
+    "RBARRIER_NAME, RBARRIER_GEN (the epoch), RBARRIER_INDEX (the rank),\n"
+    "and torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, ...,\n"
+    "MASTER_ADDR, MASTER_PORT: rank 0's address and a port free on its\n"
+    "host, fresh per restart; doc/FRAMEWORKS.md). Members are grouped by\n"
+    "host: /etc/machine-id, else the host name; $RBARRIER_HOST overrides.\n"
     "Nothing CMD started outlives its runner, even one killed with -9.";
 
 typedef struct run_flags {
     cli_common common;
     struct arg_str *name, *n, *id, *expect, *timeout, *lease, *ttl,
-                   *restarts, *kill_after, *stall_after, *progress_file;
+                   *restarts, *kill_after, *nproc, *master_addr,
+                   *master_port, *stall_after, *progress_file;
     struct arg_lit *quiet, *no_history;
     struct arg_end *end;
 } run_flags;
@@ -69,7 +75,10 @@ typedef struct runner {
     cli_sup sup;
     char last_break[512];
     char env_text[10][CLI_PASSWORD_MAX + 512];
-    const char *env[11];
+    const char *env[11 + CLI_TORCH_VARS];
+    cli_torch_env torch;
+    char host[256];
+    long nproc;               /* --nproc-per-node; 0: not given */
 } runner;
 
 /* ---- CMD ---- */
@@ -107,6 +116,8 @@ static int build_env(runner *r)
     env_int(r, i++, "RBARRIER_INDEX", rb_job_rank(r->job));
     if (cli_config_password(&r->cfg))
         env_str(r, i++, "REDISCLI_AUTH", cli_config_password(&r->cfg));
+    i += cli_torch_env_build(&r->torch, r->job, &r->o, r->o.master_addr,
+                             r->o.master_port, r->env + i);
     r->env[i] = NULL;
     return 0;
 }
@@ -208,6 +219,24 @@ static int parse_flags(run_flags *f, runner *r, char *default_id,
                        err))
         return RB_EINVAL;
     r->o.restarts = k;
+    if (f->nproc->count &&
+        cli_parse_long(f->nproc->sval[0], "--nproc-per-node", 1, r->o.n,
+                       &r->nproc, err))
+        return RB_EINVAL;
+    if (f->master_addr->count) {
+        if (cli_check_master_addr(f->master_addr->sval[0], err) != RB_OK)
+            return RB_EINVAL;
+        r->o.master_addr = f->master_addr->sval[0];
+    }
+    if (f->master_port->count) {
+        if (cli_parse_long(f->master_port->sval[0], "--master-port", 1,
+                           65535, &k, err))
+            return RB_EINVAL;
+        r->o.master_port = (int)k;
+    }
+    if (cli_host_id(r->host, sizeof(r->host), err) != RB_OK)
+        return RB_EINVAL;
+    r->o.host = r->host;
     if (f->kill_after->count) {
         if (cli_parse_duration(f->kill_after->sval[0], "--kill-after",
                                CLI_KILL_AFTER_MIN_MS, CLI_KILL_AFTER_MAX_MS,
@@ -263,31 +292,12 @@ static int interrupted(runner *r, rb_error *err)
 
 /* ---- preemption: the job stops (run_stop.c) ---- */
 
-/* While the job stops, CMD still runs under this member's lease: the
- * watchdog learns each renewal, and a stall is no news. */
-static int cmd_gone(void *p)
-{
-    runner *r = p;
-    int st;
-
-    cli_sup_held(&r->sup, cli_now_ms() + rb_job_lease_left_ms(r->job));
-    cli_reap();
-    cli_sup_job_control(&r->sup);
-    st = cli_sup_check(&r->sup);
-    return st != CLI_SUP_RUNNING && st != CLI_SUP_STALLED;
-}
-
-static void cmd_signal(void *p, int sig)
-{
-    cli_sup_signal(&((runner *)p)->sup, sig);
-}
-
 static int cmd_end(void *p) { return stop_cmd(p, SIGKILL); }
 
 static int hold_stop(runner *r, rb_error *err)
 {
-    cli_run_stop s = { r->job, r->o.name, r->o.id, r->kill_after_ms,
-                       cmd_gone, cmd_signal, cmd_end, r };
+    cli_run_stop s = { r->job, &r->sup, r->o.name, r->o.id,
+                       r->kill_after_ms, cmd_end, r };
 
     watch(r, cli_signal_fd(), 0);
     return cli_run_hold_stop(&s, err);
@@ -304,13 +314,6 @@ static int stalled(runner *r, rb_error *err)
         return note_break(r, err);
     return cli_fail_as(cli_exit_code(rc == RB_OK ? RB_EBROKEN : rc, 0), NULL,
                        err->msg, r->o.name);
-}
-
-static int preempted(runner *r, rb_error *err)
-{
-    if (cli_run_stop_job(r->job, r->o.id, err) != RB_OK)
-        return interrupted(r, err);
-    return hold_stop(r, err);
 }
 
 /* CMD ended with status: leave (0) or fail. Returns -1 to go on with the
@@ -427,8 +430,9 @@ static int attempt(runner *r)
         if (rc == RB_OK)
             cli_sup_held(&r->sup, cli_now_ms() + rb_job_lease_left_ms(r->job));
         if (rc == RB_ECANCELED || rc == RB_OK) {
-            if (cli_signal())
-                return preempted(r, &err);
+            if (cli_signal())   /* preempted: the job stops */
+                return cli_run_stop_job(r->job, r->o.id, &err) != RB_OK
+                           ? interrupted(r, &err) : hold_stop(r, &err);
             if (rb_job_stopping(r->job))
                 return hold_stop(r, &err);
             cli_reap();
@@ -456,7 +460,7 @@ static int attempt(runner *r)
 int cmd_run(int argc, char **argv)
 {
     run_flags f;
-    void *table[13 + CLI_COMMON_COUNT + 1];
+    void *table[16 + CLI_COMMON_COUNT + 1];
     size_t nt = 0;
     runner r;
     rb_error err;
@@ -494,6 +498,15 @@ int cmd_run(int argc, char **argv)
     f.kill_after = arg_str0(NULL, "kill-after", "DUR", "when CMD is to "
                             "stop, SIGKILL its process group DUR after "
                             "SIGTERM (default 10s, as timeout -k)");
+    f.nproc = arg_str0(NULL, "nproc-per-node", "P", "start P members here "
+                       "(ids ID.0..ID.P-1), each a full member; exit with "
+                       "the job's outcome (--n counts all members)");
+    f.master_addr = arg_str0(NULL, "master-addr", "A", "MASTER_ADDR for "
+                             "every member (default: the address rank 0 "
+                             "reaches Redis from)");
+    f.master_port = arg_str0(NULL, "master-port", "PORT", "MASTER_PORT for "
+                             "every member (default: a port free on rank "
+                             "0's host, fresh per restart)");
     f.quiet = arg_lit0("q", "quiet", "no notes on stderr about restarts");
     f.stall_after = arg_str0(NULL, "stall-after", "DUR", "a command that "
                              "makes no progress for DUR is stuck: the job "
@@ -512,6 +525,9 @@ int cmd_run(int argc, char **argv)
     table[nt++] = f.ttl;
     table[nt++] = f.restarts;
     table[nt++] = f.kill_after;
+    table[nt++] = f.nproc;
+    table[nt++] = f.master_addr;
+    table[nt++] = f.master_port;
     table[nt++] = f.stall_after;
     table[nt++] = f.progress_file;
     table[nt++] = f.quiet;
@@ -530,8 +546,13 @@ int cmd_run(int argc, char **argv)
         goto out;
     r.argv = argv + cmd_at + 1;
     if (parse_flags(&f, &r, default_id, sizeof(default_id), &err) != RB_OK ||
+        (r.nproc && cli_nproc_check(&r.o, r.nproc, &err) != RB_OK) ||
         rb_job_new(&r.job, NULL, &r.o, &err) != RB_OK) {
         code = cli_fail(CLI_EXIT_USAGE, "%s", err.msg);
+        goto out;
+    }
+    if (r.nproc) {
+        code = cli_nproc_run(argc, argv, cmd_at, r.nproc, r.o.id);
         goto out;
     }
     r.quiet = f.quiet->count > 0;

@@ -121,42 +121,8 @@ typedef struct wait_flags {
                    *reduce, *expect, *kill_after;
     struct arg_lit *print_index, *quiet, *no_history;
     struct arg_end *end;
+    char *expect_file;        /* --expect @FILE's list, read */
 } wait_flags;
-
-/* Count the comma-separated ids of --expect and check each. */
-static int parse_expect(const char *text, long *count, rb_error *err)
-{
-    const char *p = text;
-    char id[RB_NAME_MAX + 1];
-
-    *count = 0;
-    if (text[0] == '\0')
-        return cli_error(err, "--expect must not be empty");
-    while (*p) {
-        size_t l = strcspn(p, ",");
-        const char *q;
-
-        if (l == 0 || l > RB_NAME_MAX)
-            return cli_error(err, "--expect: ids must be 1..%d bytes, "
-                             "separated by single commas", RB_NAME_MAX);
-        memcpy(id, p, l);
-        id[l] = '\0';
-        if (rb_check_id(id, "--expect id", err) != RB_OK)
-            return RB_EINVAL;
-        /* Each id once: a round of n counts n distinct ids. */
-        for (q = text; q < p; q += strcspn(q, ",") + 1)
-            if (strcspn(q, ",") == l && memcmp(q, p, l) == 0)
-                return cli_error(err, "--expect lists '%s' twice", id);
-        (*count)++;
-        if (*count > RB_N_MAX)
-            return cli_error(err, "--expect lists more than %d ids",
-                             RB_N_MAX);
-        p += l;
-        if (*p == ',' && *++p == '\0')
-            return cli_error(err, "--expect must not end with ','");
-    }
-    return RB_OK;
-}
 
 static int in_expect(const char *expect, const char *id)
 {
@@ -249,9 +215,9 @@ static int parse_flags(wait_flags *f, cli_wait_spec *o, cli_config *cfg,
     if (rb_check_name(o->name, "barrier name", err) != RB_OK)
         return RB_EINVAL;
     if (f->expect->count) {
-        if (parse_expect(f->expect->sval[0], &expected, err) != RB_OK)
+        if (cli_parse_expect(f->expect->sval[0], &o->expect, &f->expect_file,
+                             &expected, err) != RB_OK)
             return RB_EINVAL;
-        o->expect = f->expect->sval[0];
     }
     if (f->n->count) {
         if (cli_parse_count(f->n->sval[0], "--n", &o->n, err) != RB_OK)
@@ -399,6 +365,7 @@ int cmd_wait(int argc, char **argv)
     memset(&o, 0, sizeof(o));
     memset(&res, 0, sizeof(res));
     memset(&ch, 0, sizeof(ch));
+    f.expect_file = NULL;
     cli_common_init(&f.common);
     f.name = arg_str1(NULL, "name", "NAME", "barrier name (no braces, "
                       "spaces or control characters; up to 200 bytes)");
@@ -407,8 +374,9 @@ int cmd_wait(int argc, char **argv)
     f.id = arg_str0(NULL, "id", "ID", "this party's id (default "
                     "hostname:pid); the same id twice in a round counts "
                     "once, with a warning");
-    f.expect = arg_str0(NULL, "expect", "ID,ID,..", "the ids of the round's "
-                        "parties; messages name the missing ones");
+    f.expect = arg_str0(NULL, "expect", "ID,ID,..|@FILE", "the ids of the "
+                        "round's parties (@FILE: one a line); messages name "
+                        "the missing ones");
     f.timeout = arg_str0(NULL, "timeout", "DUR", "give up after DUR (exit "
                          "124; the round breaks); 0: no limit (default)");
     f.lease = arg_str0(NULL, "lease", "DUR", "a party silent this long is "
@@ -519,5 +487,6 @@ out:
     rb_conn_free(conn);
     cli_config_free(&cfg);
     arg_freetable(table, nt);
+    free(f.expect_file);
     return code;
 }

@@ -48,8 +48,9 @@ const cli_cmd cli_commands[] = {
       "rbarrier train --param loss --worker w0 --by -0.25 --json", X_PARAM },
     { "get", cmd_get, "print a parameter's global value",
       "rbarrier get --param steps\n"
+      "rbarrier get --param head_up --until-set --timeout 60s\n"
       "RBARRIER_URL=redis://redis.internal:6379/0 rbarrier get --param steps "
-      "--json", X_PARAM },
+      "--json", X_PARAM | CLI_X_TIMEOUT },
     { "set", cmd_set, "set a parameter's global value",
       "rbarrier set --param steps --value 0", X_PARAM },
     { "worker", cmd_worker, "run one demo worker (barrier, sync, barrier, train)",

@@ -30,6 +30,19 @@ int cli_run_stop_job(rb_job *job, const char *id, rb_error *err)
     return rb_job_stop(job, what, err);
 }
 
+/* While the job stops, the command still runs under this member's lease:
+ * the watchdog learns each renewal, and a stall is no news. */
+static int gone(const cli_run_stop *s)
+{
+    int st;
+
+    cli_sup_held(s->sup, cli_now_ms() + rb_job_lease_left_ms(s->job));
+    cli_reap();
+    cli_sup_job_control(s->sup);
+    st = cli_sup_check(s->sup);
+    return st != CLI_SUP_RUNNING && st != CLI_SUP_STALLED;
+}
+
 int cli_run_hold_stop(const cli_run_stop *s, rb_error *err)
 {
     long long until = cli_now_ms() + (s->grace_ms ? s->grace_ms : 10000);
@@ -38,8 +51,8 @@ int cli_run_hold_stop(const cli_run_stop *s, rb_error *err)
 
     /* A runner signalled itself has forwarded nothing yet: the command
      * runs in a process group of its own. */
-    s->signal(s->payload, SIGTERM);
-    while (!s->gone(s->payload) && cli_now_ms() < until) {
+    cli_sup_signal(s->sup, SIGTERM);
+    while (!gone(s) && cli_now_ms() < until) {
         rc = rb_job_keep(s->job, until - cli_now_ms(), &done, err);
         if (rc == RB_ECANCELED)
             rc = RB_OK;    /* a child's end: looked at above */

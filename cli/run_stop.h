@@ -1,19 +1,17 @@
 #ifndef RB_CLI_RUN_STOP_H
 #define RB_CLI_RUN_STOP_H
 
-/* A job that stops (preemption, DESIGN.md "Jobs"), as run's runner plays
- * its part: run_stop.c. The runner's command is reached through the
- * callbacks, so this file does not care how it was started. */
+/* A job that stops or is stuck (DESIGN.md "Jobs"), as run's runner plays
+ * its part: run_stop.c, over the command's supervisor. */
 
 #include "cli.h"
 #include "supervise.h"
 
 typedef struct cli_run_stop {
     rb_job *job;
+    cli_sup *sup;               /* the command's supervisor */
     const char *name, *id;      /* the job, this member */
     long long grace_ms;         /* --kill-after; 0: 10 s */
-    int (*gone)(void *payload);               /* 1: the command ended */
-    void (*signal)(void *payload, int sig);   /* to its whole tree */
     int (*end)(void *payload);  /* end what is left (SIGKILL); its status */
     void *payload;
 } cli_run_stop;

@@ -68,6 +68,12 @@ _rbarrier()
         --cacertdir)
             COMPREPLY=($(compgen -d -- "$cur"))
             return ;;
+        --expect)
+            # --expect @FILE: the ids one a line in FILE
+            if [[ $cur == @* ]]; then
+                COMPREPLY=($(compgen -f -P @ -- "${cur#@}"))
+                return
+            fi ;;
         esac
         if [[ -n $choices ]]; then
             COMPREPLY=($(compgen -W "${choices//|/ }" -- "$cur"))

@@ -132,8 +132,7 @@ int rb_barrier__abandon(rb_waiter *w, const char *what, const char *form,
                         int code, rb_error *err)
 {
     const char *keys[3] = { w->base, w->in_key, w->out_key };
-    const char *args[6] = { w->gen, w->o->id, what, w->linger, form,
-                            w->o->expect };
+    const char *args[5] = { w->gen, w->o->id, what, w->linger, form };
     rb_call call = rb_barrier__call_grace(w);
     redisReply *r = NULL;
     rb_round_reply rr;
@@ -142,8 +141,8 @@ int rb_barrier__abandon(rb_waiter *w, const char *what, const char *form,
     size_t idlen = strlen(w->o->id);
     int rc;
 
-    rc = rb_script__run(w->c, RB_SCRIPT_ABANDON, keys, args,
-                        w->o->expect ? 6 : 5, &call, &r, &aerr);
+    rc = rb_script__run(w->c, RB_SCRIPT_ABANDON, keys, args, 5, &call, &r,
+                        &aerr);
     if (rc == RB_EUNREACHABLE && code == RB_ETIMEOUT) {
         /* Redis went away or hung: that, not the timeout, is the news
          * (nobody could be told, and nobody else can pass either). */
@@ -274,7 +273,7 @@ static int arrive(rb_waiter *w, rb_arrive_reply *a, rb_error *err)
     char nonce[33], n_text[24];
     const char *reason = NULL;
     const char *keys[4] = { w->base, w->nonce_key, w->job_out, w->job_bar };
-    const char *args[10];
+    const char *args[11];
     rb_call call = call_arrive(w);
     redisReply *r = NULL;
     int rc;
@@ -289,12 +288,11 @@ static int arrive(rb_waiter *w, rb_arrive_reply *a, rb_error *err)
     args[5] = w->linger;
     args[6] = o->once ? "1" : "0";
     args[7] = o->value ? o->value : "";
-    args[8] = o->expect ? o->expect : "";
     args[9] = o->reduce ? o->reduce : "";
     /* In a job, the attempt's out list and bar set too: the job's break
      * refuses the arrival, or reaches the round's out list later. */
-    rc = rb_script__run_keys(w->c, RB_SCRIPT_ARRIVE, keys, o->job ? 4 : 2,
-                             args, 10, &call, &r, err);
+    rc = rb_barrier__arrive_call(w, keys, o->job ? 4 : 2, args, &call, &r,
+                                 err);
     if (rc == RB_EUNREACHABLE || rc == RB_ETIMEOUT || rc == RB_ECANCELED ||
         (rc == RB_EREDIS && !rb_barrier__is_wrongtype(&call) &&
          !rb_barrier__is_damaged(&call)))
@@ -302,7 +300,7 @@ static int arrive(rb_waiter *w, rb_arrive_reply *a, rb_error *err)
     if (rc != RB_OK)
         return rb_barrier__script_failed(o->name, &call, rc, err);
     rc = rb_reply__arrive(r, a);
-    if (rc != RB_OK) {
+    if (rc != RB_OK || a->kind == RB_ARRIVE_NEEDLIST) {
         freeReplyObject(r);
         rc = bad_reply(w, "arrive", err);
         withdraw(w, nonce, err);
@@ -378,8 +376,10 @@ int rb_barrier__heartbeat(rb_waiter *w, int *rc, rb_error *err)
     redisReply *r = NULL;
     rb_round_reply rr;
 
+    /* The members are listed only for progress that names the missing. */
     *rc = rb_script__run(w->c, RB_SCRIPT_HEARTBEAT, keys, args,
-                         w->o->expect ? 6 : 5, &call, &r, err);
+                         w->o->expect && w->o->progress ? 6 : 5, &call, &r,
+                         err);
     if (*rc != RB_OK) {
         *rc = rb_barrier__script_failed(w->o->name, &call, *rc, err);
         return 1;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "rb_barrier.h"
+#include "rb_sha1.h"
 
 long long rb_barrier__lease_ms(long long lease_ms)
 {
@@ -72,17 +73,26 @@ int rb_barrier__refused(const char *name, const rb_arrive_reply *a,
                              "n=%ld (nothing written)", name, a->open_n,
                              o->n);
     if (a->kind == RB_ARRIVE_BADEXPECT) {
+        /* The round's terms hold the list's digest, not the list. */
+        char sha[41] = "";
+
         mine = o->expect ? o->expect : "";
-        if (strcmp(a->open_text, mine) == 0)
+        if (mine[0])
+            rb_sha1_hex(mine, strlen(mine), sha);
+        if (strcmp(a->open_text, sha) == 0)
             return rb_error__set(err, RB_EINVAL,
                                  "%s: id '%s' is not on the open round's "
                                  "--expect %.200s (nothing written)", name,
                                  o->id, mine);
+        if (a->open_text[0] == '\0')
+            return rb_error__set(err, RB_EINVAL, "%s: the open round has "
+                                 "--expect (none); this party said %.200s "
+                                 "(nothing written)", name, mine);
         return rb_error__set(err, RB_EINVAL,
-                             "%s: the open round has --expect %.200s; this "
-                             "party said %.200s (nothing written)", name,
-                             a->open_text[0] ? a->open_text : "(none)",
-                             mine[0] ? mine : "(none)");
+                             "%s: the open round has %s --expect list (sha1 "
+                             "%.12s); this party said %.200s (nothing "
+                             "written)", name, mine[0] ? "another" : "an",
+                             a->open_text, mine[0] ? mine : "(none)");
     }
     mine = o->reduce ? o->reduce : "";
     return rb_error__set(err, RB_EINVAL,
@@ -99,7 +109,7 @@ static int check_expect(const rb_wait_opts *o, rb_error *err)
     size_t idlen = strlen(o->id);
     long count = 0;
 
-    if (strlen(o->expect) > 100000)
+    if (strlen(o->expect) > (size_t)RB_N_MAX * (RB_NAME_MAX + 1))
         return rb_error__set(err, RB_EINVAL, "expected ids too long");
     while (*p) {
         size_t len = strcspn(p, ",");

@@ -490,6 +490,7 @@ static int run(rb_conn *c, int argc, const char **argv, const size_t *lens,
              * call says. */
             c->connected_once = 1;
             rule = d;
+            c->last = idx;
             if (a == A_DONE)
                 return RB_OK;
             at.failure = a == A_ACKS ? RB_FAILED_ACKS : RB_FAILED_REPLY;

@@ -173,6 +173,10 @@ long long rb_conn__ack_window_ms(const rb_conn *c);
 /* Connect now (no-op when connected) within reach (rb_conn__reach). */
 int rb_conn__connect(rb_conn *c, const rb_deadline *reach, rb_error *err);
 
+/* The local address of the connection that last answered a call (else of
+ * any connected node): 0, or -1 when none is connected. */
+int rb_conn__local_addr(const rb_conn *c, char *buf, size_t len);
+
 /* Whether the server lacks BLMOVE (Redis < 6.2); learned on first use. */
 int rb_conn__no_blmove(const rb_conn *c);
 void rb_conn__set_no_blmove(rb_conn *c);
@@ -206,6 +210,10 @@ int rb_key__nonces(char *buf, size_t len, const char *base, rb_error *err);
 int rb_key__param(char *global, char *localk, char *traink, size_t len,
                   const char *prefix, const char *param, const char *worker,
                   rb_error *err);
+/* "<prefix>:p:{PARAM}:set", the list set-1.lua keeps the last value in
+ * for the waiters of rb_param_get_until. */
+int rb_key__param_wake(char *buf, size_t len, const char *prefix,
+                       const char *param, rb_error *err);
 /* "<prefix>:j:{JOB}", a job's base key (rb_keys.c; the rest of a job's
  * keys: lua/includes/job.lua). */
 int rb_key__job(char *buf, size_t len, const char *prefix, const char *name,

@@ -60,7 +60,7 @@ int rb_job_new(rb_job **out, rb_conn *c, const rb_job_opts *o, rb_error *err)
     j->name = dup_or_null(o->name, &failed);
     j->id = dup_or_null(o->id, &failed);
     j->expect = dup_or_null(o->expect, &failed);
-    if (failed) {
+    if (failed || rb_job__rdv_init(&j->rdv, o, err) != RB_OK) {
         rb_job_free(j);
         return rb_error__set(err, RB_ENOMEM, "out of memory");
     }
@@ -97,6 +97,7 @@ void rb_job_free(rb_job *j)
     free(j->name);
     free(j->id);
     free(j->expect);
+    rb_job__rdv_free(&j->rdv);
     free(j);
 }
 
@@ -108,6 +109,7 @@ int rb_job_can_restart(const rb_job *j)
 long rb_job_rank(const rb_job *j) { return j->rank; }
 long rb_job_attempt(const rb_job *j) { return j->att; }
 long long rb_job_epoch(const rb_job *j) { return j->epoch; }
+const rb_job_rdv *rb_job__rdv(const rb_job *j) { return &j->rdv; }
 
 long long rb_job_lease_left_ms(const rb_job *j)
 {
@@ -343,7 +345,7 @@ static int abandon_enter(rb_job *j, rb_error *err)
 int rb_job_enter(rb_job *j, rb_error *err)
 {
     rb_error local;
-    const char *args[10];
+    const char *args[12];
     char text[512];
     long long start = rb_now_ms(), until, bound, slice, dup_until = 0;
     redisReply *r = NULL;
@@ -362,7 +364,8 @@ int rb_job_enter(rb_job *j, rb_error *err)
     {
         rb_deadline reach = rb_conn__reach(j->c, until);
 
-        if ((rc = rb_conn__connect(j->c, &reach, err)) != RB_OK)
+        if ((rc = rb_conn__connect(j->c, &reach, err)) != RB_OK ||
+            (rc = rb_job__rdv_offer(&j->rdv, j->c, err)) != RB_OK)
             return rc;
     }
     for (;;) {
@@ -382,9 +385,11 @@ int rb_job_enter(rb_job *j, rb_error *err)
         args[6] = reenter ? j->epoch_t : "new";
         args[7] = reenter ? att_next : "0";
         args[8] = j->expect ? j->expect : "";
-        args[9] = j->nonce;
-        if ((rc = rb_job__run(j, RB_SCRIPT_JOB_ENTER, args, 10, &call, &r, &jr,
-                      err)) != RB_OK)
+        args[9] = j->rdv.host ? j->rdv.host : j->id;
+        args[10] = j->rdv.endpoint;
+        args[11] = j->nonce;
+        if ((rc = rb_job__run(j, RB_SCRIPT_JOB_ENTER, args, 12, &call, &r,
+                              &jr, err)) != RB_OK)
             return rc;
         if (jr.kind == RB_JOB_BADN) {
             rc = rb_error__set(err, RB_EINVAL, "%s: the open job has %s; "
@@ -501,6 +506,9 @@ int rb_job_enter(rb_job *j, rb_error *err)
         if (rc != RB_OK)
             return rc;
     }
+    if ((rc = rb_job__rdv_fetch(&j->rdv, j->c, j->base, j->epoch, j->att,
+                                j->id, j->rank, j->n, j->lease_ms, err)))
+        return rc;
     return list_key(j, "out", err);
 }
 

@@ -32,6 +32,18 @@ typedef struct rb_job_reply {
     long long next_ms;    /* -1: no other member's deadline */
 } rb_job_reply;
 
+/* The rendezvous data (rb_job_rdv.c): what this member offers with each
+ * entering, and what it reads of the attempt once everyone entered. */
+typedef struct rb_job_rdv {
+    char *host;             /* owned; NULL: this member's id */
+    char *master_addr;      /* owned override; NULL: the connection's */
+    int master_port;        /* override; 0: a free port per entering */
+    char endpoint[96];      /* this entering's '<addr> <port>' */
+    long local_rank, local_world, group_rank, group_world;
+    char addr[64];          /* rank 0's, as handed round */
+    int port;
+} rb_job_rdv;
+
 /* Where a member is. PHASE_STOPPING: the job stops; its command runs
  * until it ends (its runner sent it SIGTERM once). */
 enum { PHASE_NONE = 0, PHASE_ENTER, PHASE_RUN, PHASE_LEAVE, PHASE_BROKEN,
@@ -64,6 +76,7 @@ struct rb_job {
                                      as the last renewal said */
     int prog_sent;                /* the last renewal published an age */
     char stop_reason[RB_JOB_STOP_MAX];  /* while stopping: why */
+    rb_job_rdv rdv;
 };
 
 /* Run a job script on the job's key; decodes the reply into jr (whose
@@ -102,5 +115,23 @@ int rb_job__decode(const redisReply *r, rb_job_reply *out);
 /* job-status's reply into out (owned strings; rb_job_status_clear).
  * @return RB_OK, RB_EPROTO, RB_ENOMEM */
 int rb_job__decode_status(const redisReply *r, rb_job_status *out);
+
+
+/* Copy the version 2 options (none for version 1).
+ * @return RB_OK, RB_ENOMEM */
+int rb_job__rdv_init(rb_job_rdv *v, const rb_job_opts *o, rb_error *err);
+void rb_job__rdv_free(rb_job_rdv *v);
+/* This member's offer for the next entering: its address as the
+ * connection shows it (or the override) and a port free here now.
+ * @return RB_OK, RB_EUNREACHABLE (no address, no free port) */
+int rb_job__rdv_offer(rb_job_rdv *v, rb_conn *c, rb_error *err);
+/* Once the attempt's entering round is complete: this member's values (one
+ * HMGET of the attempt's :rdv hash). A job whose completing entry kept no
+ * data (a member of an older build) reads as one host.
+ * @return RB_OK or the call's rb_code */
+int rb_job__rdv_fetch(rb_job_rdv *v, rb_conn *c, const char *base,
+                      long long epoch, long att, const char *id, long rank,
+                      long n, long long lease_ms, rb_error *err);
+const rb_job_rdv *rb_job__rdv(const rb_job *j);
 
 #endif

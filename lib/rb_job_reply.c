@@ -19,8 +19,16 @@ int rb_job__check_opts(const rb_job_opts *o, rb_error *err)
 {
     int rc;
 
-    if (o == NULL || o->version != RB_JOB_OPTS_VERSION)
+    if (o == NULL || o->version < 1 || o->version > RB_JOB_OPTS_VERSION)
         return rb_error__set(err, RB_EINVAL, "job options: unknown version");
+    if (o->version >= 2 &&
+        ((o->host && (rc = rb_check_id(o->host, "host", err)) != RB_OK) ||
+         (o->master_addr && (rc = rb_check_id(o->master_addr, "master "
+                                              "address", err)) != RB_OK)))
+        return rc;
+    if (o->version >= 2 && (o->master_port < 0 || o->master_port > 65535))
+        return rb_error__set(err, RB_EINVAL, "master port must be "
+                             "0..65535, not %d", o->master_port);
     if ((rc = rb_check_name(o->name, "job name", err)) != RB_OK ||
         (rc = rb_check_id(o->id, "member id", err)) != RB_OK)
         return rc;

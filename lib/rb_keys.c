@@ -11,6 +11,8 @@
  *                                        as above)
  *   <prefix>:j:{JOB}...                  a job (lua/includes/job.lua)
  *   <prefix>:p:{NAME}                    a parameter's global value
+ *   <prefix>:p:{NAME}:set                the last value set (a list of
+ *                                        one), what get --until-set reads
  *   <prefix>:p:{NAME}:local:<w>          worker w's local copy
  *   <prefix>:p:{NAME}:local:<w>:train    w's last train call
  *   <prefix>:l:{NAME}                    a lock's hash (max, seq, exp); its
@@ -89,6 +91,12 @@ int rb_key__param(char *global, char *localk, char *traink, size_t len,
         return rc;
     snprintf(suffix, sizeof(suffix), ":local:%s:train", worker);
     return build(traink, len, prefix, 'p', param, suffix, err);
+}
+
+int rb_key__param_wake(char *buf, size_t len, const char *prefix,
+                       const char *param, rb_error *err)
+{
+    return build(buf, len, prefix, 'p', param, ":set", err);
 }
 
 /* CRC16-CCITT (XModem), polynomial 0x1021, as in Redis' crc16.c. */

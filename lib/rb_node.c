@@ -104,6 +104,8 @@ const char *rb_node__name(const rb_node *n) { return n->name; }
 int rb_node__reached(const rb_node *n) { return n->reached; }
 int rb_node__connected(const rb_node *n) { return n->s != NULL; }
 
+int rb_node__fd(const rb_node *n) { return n->s ? n->s->fd : -1; }
+int rb_node__is_unix(const rb_node *n) { return n->is_unix; }
 int rb_node__is(const rb_node *n, const char *host, int port)
 {
     return !n->is_unix && n->port == port && strcmp(n->host, host) == 0;

@@ -55,6 +55,10 @@ void rb_node__free(rb_node *n);
 const char *rb_node__name(const rb_node *n);
 int rb_node__is(const rb_node *n, const char *host, int port);
 int rb_node__connected(const rb_node *n);
+/* The connection's socket (-1: unconnected) and whether it is a unix
+ * socket, for its local address (rb_addr.c). */
+int rb_node__fd(const rb_node *n);
+int rb_node__is_unix(const rb_node *n);
 /* 1 once a connect(2) to it succeeded: something listens there, whatever
  * became of the connection after. */
 int rb_node__reached(const rb_node *n);

@@ -190,17 +190,26 @@ int rb_param_train(char **local_out, char **global_out, rb_conn *c,
     return rc;
 }
 
+/* GET of the global value; *r the reply (nil when never set). */
+static int get_reply(rb_conn *c, const char *global, redisReply **r,
+                     rb_error *err)
+{
+    const char *argv[2] = { "GET", global };
+    size_t lens[2] = { 3, strlen(global) };
+    rb_call call = {
+        .deadline = rb_conn__op_deadline(c),
+        .cancellable = 1,
+    };
+    int rc = rb_conn__call(c, 2, argv, lens, &call, r, err);
+
+    return rc == RB_OK ? RB_OK : name_wrongtype(rc, &call, global, err);
+}
+
 int rb_param_get(char **out, rb_conn *c, const char *prefix,
                  const char *param, rb_error *err)
 {
     rb_error local;
     char global[RB_KEY_MAX];
-    const char *argv[2] = { "GET", global };
-    size_t lens[2];
-    rb_call call = {
-        .deadline = rb_conn__op_deadline(c),
-        .cancellable = 1,
-    };
     redisReply *r = NULL;
     int rc;
 
@@ -208,17 +217,66 @@ int rb_param_get(char **out, rb_conn *c, const char *prefix,
         err = &local;
     *out = NULL;
     rc = param_keys(global, NULL, NULL, prefix, param, NULL, err);
-    if (rc != RB_OK)
+    if (rc != RB_OK || (rc = get_reply(c, global, &r, err)) != RB_OK)
         return rc;
-    lens[0] = 3;
-    lens[1] = strlen(global);
-    rc = rb_conn__call(c, 2, argv, lens, &call, &r, err);
-    if (rc != RB_OK)
-        return name_wrongtype(rc, &call, global, err);
     rc = rb_param__decode_value(out, r, "get", err);
     freeReplyObject(r);
     return rc;
 }
+
+/* A blocking slice no longer than this: the socket's timeout follows it,
+ * and a dropped connection is noticed within it. */
+#define RB_PARAM_SLICE_MS 5000
+
+int rb_param_get_until(char **out, rb_conn *c, const char *prefix,
+                       const char *param, long long timeout_ms,
+                       rb_error *err)
+{
+    rb_error local;
+    char global[RB_KEY_MAX], wake[RB_KEY_MAX];
+    long long until = timeout_ms > 0 ? rb_now_ms() + timeout_ms : 0;
+    redisReply *r = NULL;
+    int rc;
+
+    if (err == NULL)
+        err = &local;
+    *out = NULL;
+    if ((rc = param_keys(global, NULL, NULL, prefix, param, NULL, err)) ||
+        (rc = rb_key__param_wake(wake, sizeof(wake), prefix, param, err)) ||
+        (rc = get_reply(c, global, &r, err)))
+        return rc;
+    /* Set before this call (by set, or made by train): no wait. A set from
+     * now on is on the wake list, which the blocking read finds whether it
+     * came before the read or during it. */
+    while (r->type == REDIS_REPLY_NIL) {
+        long long now = rb_now_ms(), slice = RB_PARAM_SLICE_MS;
+        /* With a timeout the last slice is cut at it to the millisecond
+         * (Redis' own blocking timeouts tick at 100 ms), as timeout(1). */
+        rb_call call = {
+            .deadline = until ? rb_deadline__exact(until)
+                              : rb_conn__op_deadline(c),
+            .cancellable = 1,
+        };
+
+        freeReplyObject(r);
+        r = NULL;
+        if (until && until - now < slice)
+            slice = until - now;
+        call.block_ms = (int)(slice > 0 ? slice : 0);
+        rc = until && now >= until
+                 ? RB_ETIMEOUT
+                 : rb_conn__block_rotate(c, wake, &call, &r, NULL, err);
+        if (rc == RB_ETIMEOUT)
+            return rb_error__set(err, RB_ETIMEOUT, "%s: not set within %gs",
+                                 param, (double)timeout_ms / 1000.0);
+        if (rc != RB_OK)
+            return name_wrongtype(rc, &call, wake, err);
+    }
+    rc = rb_param__decode_value(out, r, "get", err);
+    freeReplyObject(r);
+    return rc;
+}
+
 int rb_param_set(rb_conn *c, const char *prefix, const char *param,
                  const char *value, long long ttl_ms, rb_error *err)
 {

@@ -68,8 +68,14 @@ int rb_reply__arrive(const redisReply *r, rb_arrive_reply *out)
     long long gen, count, n, index, dup;
 
     memset(out, 0, sizeof(*out));
-    if (!array_at_least(r, 2))
+    if (!array_at_least(r, 1))
         return RB_EPROTO;
+    if (text_is(r->element[0], "needlist")) {
+        if (r->elements != 1)
+            return RB_EPROTO;
+        out->kind = RB_ARRIVE_NEEDLIST;
+        return RB_OK;
+    }
     if (text_is(r->element[0], "badn")) {
         if (r->elements != 2 ||
             rb_reply__int(r->element[1], 1, RB_N_MAX, &n) != RB_OK)

@@ -25,7 +25,8 @@ typedef enum rb_arrive_kind {
     RB_ARRIVE_BADN,       /* the open round has another n: open_n */
     RB_ARRIVE_BADEXPECT,  /* ... another --expect list: open_text */
     RB_ARRIVE_BADREDUCE,  /* ... another --reduce op: open_text */
-    RB_ARRIVE_JOBBROKEN   /* the job is broken: open_text, its outcome */
+    RB_ARRIVE_JOBBROKEN,  /* the job is broken: open_text, its outcome */
+    RB_ARRIVE_NEEDLIST    /* send the --expect list itself */
 } rb_arrive_kind;
 
 typedef struct rb_arrive_reply {

@@ -56,6 +56,7 @@ struct rb_conn {
     int connected_once;       /* a drop now is retried as the call says */
     int noticed;              /* on_unreachable was called */
     int no_blmove;
+    int last;                 /* the node of the last answered call */
 };
 
 /* ---- rb_router.c: the handle's nodes --------------------------------- */

@@ -13,11 +13,13 @@
 -- ARGV[3]  what happened, e.g. 'timed out after 30s' (1..300 bytes, no
 --          control characters)
 -- ARGV[4]  linger of ended rounds in seconds (integer >= 1)
--- ARGV[5]  'arrivals': the reason is '<id> <what> (k/n arrived: a,b,..)';
+-- ARGV[5]  'arrivals': the reason is '<id> <what> (k/n arrived: a,b,..)'
+--          (the first few ids and the number of the rest: includes/roster.lua);
 --          'plain': the reason is <what> as given. Either way the outcome
 --          pushed is 'broken <reason>': only arrive passes a round.
--- ARGV[6]  optional: the expected ids, comma-separated (--expect); the
---          'arrivals' reason then ends with '; missing: x,y'
+-- With an --expect list (the open round's terms name its digest), the
+-- 'arrivals' reason ends with '; missing: x,y' (bounded too). An ARGV[6]
+-- (the list itself, from the previous build) is not read.
 --
 -- Returns one of
 --   {'out', outcome}       an outcome was already there; nothing written
@@ -32,7 +34,9 @@
 --- @include "includes/args.lua"
 --- @include "includes/keys.lua"
 --- @include "includes/round.lua"
+--- @include "includes/roster.lua"
 --- @include "includes/types.lua"
+--- @include "includes/expect.lua"
 
 local base, inkey, outkey = KEYS[1], KEYS[2], KEYS[3]
 local gen = int_arg(1, 'gen', 1, 1e15)
@@ -45,11 +49,6 @@ end
 local linger = int_arg(4, 'linger', 1, 1e9)
 local form = ARGV[5]
 if form ~= 'arrivals' and form ~= 'plain' then bad_arg(5, 'form') end
-local expect = ARGV[6]
-if expect ~= nil and (#expect > 100000 or
-                      string.find(expect, '[%z\1-\32\127{}]')) then
-  bad_arg(6, 'expected ids')
-end
 check_round_keys(base, gen, inkey, outkey)
 want_type(base, 'hash')
 want_type(inkey, 'zset')
@@ -60,30 +59,26 @@ if out then return {'out', out} end
 if not redis.call('ZSCORE', inkey, id) then return {'lost'} end
 
 local reason = what
-local members = redis.call('ZRANGE', inkey, 0, -1)
+local count = redis.call('ZCARD', inkey)
 if form == 'arrivals' then
   -- A round the barrier moved past without an outcome is a complete
   -- --once round: its n is its member count.
-  local n = '?'
-  if tonumber(redis.call('HGET', base, 'gen') or '0') == gen then
-    n = redis.call('HGET', base, 'n') or '?'
-  else
-    n = #members
-  end
-  local missing = ''
-  if expect then
-    local seen, miss = {}, {}
-    for _, m in ipairs(members) do seen[m] = true end
-    for e in string.gmatch(expect, '[^,]+') do
-      if not seen[e] then miss[#miss + 1] = e end
+  local n, expected = count, nil
+  local st = redis.call('HMGET', base, 'gen', 'n', 'expect')
+  if tonumber(st[1] or '0') == gen then
+    n = st[2] or '?'
+    if st[3] and st[3] ~= '' then
+      -- A sample of the list (distinct ids, at random).
+      local xkey = expect_key(base, st[3])
+      want_type(xkey, 'set')
+      expected = redis.call('SRANDMEMBER', xkey, ROSTER_LOOKUPS)
     end
-    missing = '; missing: ' .. table.concat(miss, ',')
   end
-  reason = id .. ' ' .. what .. ' (' .. #members .. '/' .. n ..
-           ' arrived: ' .. table.concat(members, ',') .. missing .. ')'
+  reason = id .. ' ' .. what .. ' (' ..
+           roster(inkey, count, n, 'arrived', expected) .. ')'
 end
 local res = {'broken', break_round(base, gen, inkey, outkey, reason, linger)}
-if #members == 1 and gen > 1 then
+if count == 1 and gen > 1 then
   local prev = redis.call('LINDEX', round_key(base, gen - 1, 'out'), 0)
   if prev and string.sub(prev, 1, 7) == 'broken ' then res[3] = prev end
 end

@@ -9,7 +9,7 @@
 --          derived from it, as the caller cannot know gen before this
 --          script reads it.
 -- KEYS[2]  the barrier's nonce key, rb:b:{NAME}:nonce: never read (each
---          party's last arrival is kept in the barrier hash); set to a
+--          party's last arrival is kept in its own key); set to a
 --          string with the hash's expiry, which the previous build's
 --          scripts refuse (see mark_nonces in includes/round.lua)
 -- KEYS[3]  optional, inside a job (the base key is then
@@ -32,8 +32,11 @@
 --          it to run (claim, then release, pass it after); '0' otherwise
 -- ARGV[8]  this party's --value (1..200 bytes, no control characters),
 --          appended to the round's value list; '' for none
--- ARGV[9]  the expected ids, comma-separated (--expect); '' for none
+-- ARGV[9]  the SHA1 (40 lowercase hex digits) of the expected ids,
+--          comma-separated (--expect); '' for none. See includes/expect.lua
 -- ARGV[10] the --reduce op (1..20 bytes: a word); '' for none
+-- ARGV[11] optional, with ARGV[9]: the expected ids themselves, sent after
+--          a 'needlist' answer
 --
 -- Returns one of
 --   {'wait', gen, count, n, index, dup}  arrived; block on the out list
@@ -46,9 +49,12 @@
 --   {'badn', open_n}                     the open round was fixed at
 --                                        another n; nothing was written
 --   {'badexpect', open_expect}           the open round was fixed with
---                                        another --expect list ('' none),
---                                        or this id is not on it; nothing
---                                        was written
+--                                        another --expect list (its digest;
+--                                        '' none), or this id is not on
+--                                        it; nothing was written
+--   {'needlist'}                         the list of ARGV[9]'s digest is
+--                                        not stored: call again with it as
+--                                        ARGV[11]; nothing was written
 --   {'jobbroken', outcome}               the job (KEYS[3]) is broken; nothing
 --                                        was written
 --   {'badreduce', open_reduce}           the open round was fixed with
@@ -67,9 +73,10 @@
 -- round, else 'wait' (on that gen, whose out list may already hold the
 -- outcome). So a lost reply never counts an arrival twice, never moves it
 -- to a later round, never runs a --once command twice, and the party that
--- completed a round still knows it did. The barrier hash keeps
--- '<nonce> <gen> <count>' per id in field 'i:<id>', read with the round's
--- state in one call and written with it in one call.
+-- completed a round still knows it did. Each id's last arrival,
+-- '<nonce> <gen> <count>', is kept in its own key (record_key in
+-- includes/round.lua) that expires a minute or two leases after it, so
+-- that ids of ended rounds leave without a scan.
 --
 -- A barrier hash that is gone while keys of its rounds remain (deleted by
 -- hand, or expired apart) does not restart at round 1, where an old
@@ -81,6 +88,7 @@
 --- @include "includes/keys.lua"
 --- @include "includes/round.lua"
 --- @include "includes/types.lua"
+--- @include "includes/expect.lua"
 
 local base, nonces = KEYS[1], KEYS[2]
 if nonces ~= base .. ':nonce' then
@@ -109,17 +117,14 @@ if type(value) ~= 'string' or #value > 200 or
   bad_arg(8, 'value')
 end
 if value == '' then value = nil end
-local expect = ARGV[9]
-if type(expect) ~= 'string' or #expect > 100000 or
-   string.find(expect, '[%z\1-\32\127{}]') then
-  bad_arg(9, 'expected ids')
-end
+local expect = digest_arg(9)
 local reduce = ARGV[10]
 if type(reduce) ~= 'string' or #reduce > 20 or
    string.find(reduce, '[^%w]') then
   bad_arg(10, 'reduce')
 end
-if #ARGV > 10 then bad_arg(11, 'none expected') end
+local list = list_arg(11, expect)
+if #ARGV > 11 then bad_arg(12, 'none expected') end
 if jobout then
   want_type(jobout, 'list')
   want_type(jobbar, 'zset')
@@ -136,12 +141,12 @@ if jobout then
 end
 local done = once and 'run' or 'done'
 
--- One read for the round's state and this party's last arrival (see
--- OPEN_FIELDS in includes/round.lua).
-local slot = 'i:' .. id
+-- One read for the round's state (see OPEN_FIELDS in includes/round.lua),
+-- one for this party's last arrival (record_key).
+local slot = record_key(base, id)
 local state = typed(base, 'hash', 'HMGET', base, 'gen', 'n', 'expect',
-                    'reduce', 'c', 'dl', 'bx', 'v', slot)
-local prev = state[9]
+                    'reduce', 'c', 'dl', 'bx', 'v')
+local prev = typed(slot, 'string', 'GET', slot)
 local pnonce, pgen, pcount
 if prev then
   pnonce, pgen, pcount = string.match(prev, '^(%S+) (%d+) (%d+)$')
@@ -207,8 +212,15 @@ end
 if open_n and (state[4] or '') ~= reduce then
   return {'badreduce', state[4] or ''}
 end
-if expect ~= '' and
-   not string.find(',' .. expect .. ',', ',' .. id .. ',', 1, true) then
+-- This id must be on the list: one lookup in the stored set, or, when the
+-- list comes with this call, a search of it (once per list).
+local xkey = expect ~= '' and expect_key(base, expect) or nil
+if list then
+  if not string.find(',' .. list .. ',', ',' .. id .. ',', 1, true) then
+    return {'badexpect', expect}
+  end
+elseif xkey and typed(xkey, 'set', 'SISMEMBER', xkey, id) == 0 then
+  if redis.call('EXISTS', xkey) == 0 then return {'needlist'} end
   return {'badexpect', expect}
 end
 
@@ -218,6 +230,7 @@ local valkey, runkey = round_key(base, gen, 'val'), round_key(base, gen, 'run')
 -- before the first of them (SET would overwrite one).
 if value then want_type(valkey, 'list') end
 if once and counted + 1 >= n then want_type(runkey, 'string') end
+if list then store_expect(xkey, list, keep) end
 local dup = typed(inkey, 'zset', 'ZADD', inkey, deadline, id) == 0
 local count, index
 -- The in key must agree with c wherever it is read: members c does not
@@ -246,11 +259,13 @@ if members and members ~= count then
   -- broken round too, never takes it for passed). A hash that was gone
   -- is recreated past the round, with its expiry.
   local lost = math.min(count, n - 1)
-  local h = {slot, nonce .. ' ' .. gen .. ' ' .. lost}
+  redis.call('SET', slot, nonce .. ' ' .. gen .. ' ' .. lost, 'EX',
+             record_expiry(lease, keep))
+  local h = {}
   if not state[1] then h[#h + 1] = 'gen'; h[#h + 1] = gen + 1 end
   local bx = base_expiry(now, tonumber(state[7] or ''), keep)
   if bx then h[#h + 1] = 'bx'; h[#h + 1] = bx end
-  redis.call('HSET', base, unpack(h))
+  if #h > 0 then redis.call('HSET', base, unpack(h)) end
   if bx then redis.call('EXPIRE', base, keep); mark_nonces(nonces, keep) end
   return {'wait', gen, lost, n, math.max(lost - 1, 0), dup and 1 or 0}
 end
@@ -279,11 +294,12 @@ if jobout and not open_n then
   redis.call('EXPIRE', jobbar, keep)
 end
 
--- One write of the hash: this party's arrival, and the round's terms,
+-- This party's arrival, then one write of the hash: the round's terms,
 -- count and earliest deadline, or the move past the round.
-local record = nonce .. ' ' .. gen .. ' ' .. (index + 1)
+redis.call('SET', slot, nonce .. ' ' .. gen .. ' ' .. (index + 1), 'EX',
+           record_expiry(lease, keep))
 local bx = base_expiry(now, tonumber(state[7] or ''), keep)
-local h = {slot, record}
+local h = {}
 if bx then h[#h + 1] = 'bx'; h[#h + 1] = bx end
 if complete then
   -- The round is complete. Only here (or in release, for the party this
@@ -291,7 +307,10 @@ if complete then
   h[#h + 1] = 'gen'; h[#h + 1] = gen + 1
   h[#h + 1] = 'c'; h[#h + 1] = 0
   redis.call('HSET', base, unpack(h))
-  if bx then redis.call('EXPIRE', base, keep); mark_nonces(nonces, keep) end
+  if bx then
+    redis.call('EXPIRE', base, keep); mark_nonces(nonces, keep)
+    if xkey then redis.call('EXPIRE', xkey, keep) end
+  end
   if once then
     redis.call('SET', runkey, id, 'EX', keep)
     redis.call('EXPIRE', inkey, keep)
@@ -314,8 +333,12 @@ if not open_n then
   h[#h + 1] = 'reduce'; h[#h + 1] = reduce
   h[#h + 1] = 'ex'; h[#h + 1] = now + keep * 1000
   redis.call('EXPIRE', inkey, keep)
+  if xkey then redis.call('EXPIRE', xkey, keep) end
 end
 redis.call('HSET', base, unpack(h))
 -- After the HSET: on a barrier's first arrival the hash did not exist.
-if bx then redis.call('EXPIRE', base, keep); mark_nonces(nonces, keep) end
+if bx then
+  redis.call('EXPIRE', base, keep); mark_nonces(nonces, keep)
+  if xkey then redis.call('EXPIRE', xkey, keep) end
+end
 return {'wait', gen, count, n, index, dup}

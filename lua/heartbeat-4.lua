@@ -16,7 +16,8 @@
 -- ARGV[4]  linger of ended rounds in seconds (integer >= 1)
 -- ARGV[5]  ttl of idle state in seconds (integer >= 1)
 -- ARGV[6]  optional: '1' to have the round's member ids listed in the
---          'wait' reply (for progress that names who is missing)
+--          'wait' reply (for progress that names who is missing), when
+--          no more than HEARTBEAT_LIST_MAX (64) are in
 --
 -- Returns one of
 --   {'out', outcome}       the round has ended ('ok' or 'broken <reason>');
@@ -41,6 +42,7 @@
 --- @include "includes/keys.lua"
 --- @include "includes/round.lua"
 --- @include "includes/types.lua"
+--- @include "includes/expect.lua"
 
 local base, inkey, outkey, nonces = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local gen = int_arg(1, 'gen', 1, 1e15)
@@ -49,6 +51,7 @@ local lease = int_arg(3, 'lease ms', 1, 1e12)
 local linger = int_arg(4, 'linger', 1, 1e9)
 local ttl = int_arg(5, 'ttl', 1, 1e9)
 local list = ARGV[6]
+local HEARTBEAT_LIST_MAX = 64
 if list ~= nil and list ~= '0' and list ~= '1' then bad_arg(6, 'list') end
 check_round_keys(base, gen, inkey, outkey)
 if nonces ~= base .. ':nonce' then
@@ -62,7 +65,7 @@ end
 local out = typed(outkey, 'list', 'LINDEX', outkey, 0)
 local now = now_ms()
 local st = typed(base, 'hash', 'HMGET', base, 'gen', 'n', 'c', 'dl', 'ex',
-                 'bx')
+                 'bx', 'expect')
 -- Whether this round is the barrier's open one (else it is a complete
 -- --once round whose command runs, or a round the barrier lost).
 -- (A field damaged by hand reads as absent: the round is then read in
@@ -129,6 +132,9 @@ if not open or math.min(ex, bx) < now + 2 * lease then
   mark_nonces(nonces, keep)
   redis.call('EXPIRE', round_key(base, gen, 'val'), keep)
   redis.call('EXPIRE', round_key(base, gen, 'run'), keep)
+  if open and st[7] and #st[7] == 40 then
+    redis.call('EXPIRE', expect_key(base, st[7]), keep)
+  end
   -- bx is exact again (this may have shortened the hash's life, for a
   -- party with a shorter ttl); ex only for the open round.
   local at = now + keep * 1000
@@ -140,11 +146,12 @@ if not open or math.min(ex, bx) < now + 2 * lease then
 end
 local res = {'wait', 0, 0}
 if open then res[2], res[3] = tonumber(st[3]), tonumber(st[2] or '0') or 0 end
-if list == '1' then
+if list == '1' or not open then res[2] = redis.call('ZCARD', inkey) end
+-- Listed only while a few are in: progress names the missing ids of a
+-- small round, and a heartbeat must not cost O(N) (every party sends one
+-- per slice).
+if list == '1' and res[2] <= HEARTBEAT_LIST_MAX then
   local m = redis.call('ZRANGE', inkey, 0, -1)
   for i = 1, #m do res[#res + 1] = m[i] end
-  res[2] = #m
-elseif not open then
-  res[2] = redis.call('ZCARD', inkey)
 end
 return res

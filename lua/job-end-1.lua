@@ -10,7 +10,8 @@
 -- ARGV[1]  epoch, ARGV[2] attempt
 -- ARGV[3]  member id
 -- ARGV[4]  'leave', 'fail' (ARGV[5] is the reason as given), or 'abandon'
---          (the reason gets '(k/n entered: a,b[; missing: x])' appended)
+--          (the reason gets '(k/n entered: a,b[; missing: x])' appended,
+--          bounded: the first few ids and counts, includes/roster.lua)
 -- ARGV[5]  the reason, e.g. "w2's command exited 7" (1..300 bytes, no
 --          control characters); '-' for leave
 -- ARGV[6]  the command's exit status (0..255, 128+signal), or -1: none
@@ -30,6 +31,7 @@
 --- @include "includes/time.lua"
 --- @include "includes/keys.lua"
 --- @include "includes/job.lua"
+--- @include "includes/roster.lua"
 
 local base = KEYS[1]
 local epoch = int_arg(1, 'epoch', 1, 1e15)
@@ -89,19 +91,10 @@ end
 
 local reason = what
 if mode == 'abandon' then
-  local members = redis.call('ZRANGE', inkey, 0, -1)
-  local missing = ''
-  local expect = redis.call('HGET', base, 'expect') or ''
-  if expect ~= '' then
-    local seen, miss = {}, {}
-    for _, x in ipairs(members) do seen[x] = true end
-    for e in string.gmatch(expect, '[^,]+') do
-      if not seen[e] then miss[#miss + 1] = e end
-    end
-    missing = '; missing: ' .. table.concat(miss, ',')
-  end
-  reason = what .. ' (' .. #members .. '/' .. n .. ' entered: ' ..
-           table.concat(members, ',') .. missing .. ')'
+  reason = what .. ' (' .. roster(inkey, redis.call('ZCARD', inkey), n,
+                                  'entered',
+                                  roster_list(redis.call('HGET', base, 'expect')))
+           .. ')'
 end
 redis.call('HSET', m, 'state:' .. id, 'failed')
 if status ~= '-1' then redis.call('HSET', m, 'exit:' .. id, status) end

@@ -19,8 +19,13 @@
 -- ARGV[8]  with an epoch in ARGV[7], the attempt it re-enters; else '0'
 -- ARGV[9]  the expected ids, comma-separated, or '' (ranks then follow the
 --          order of first entry)
--- ARGV[10] this runner's nonce (1..64 bytes, no whitespace): one runner
+-- ARGV[10] rendezvous: this member's host (a word; members with one host
+--          share LOCAL_* values), or absent: no rendezvous data
+-- ARGV[11] rendezvous: '<addr> <port>', where rank 0 would serve torch's
+--          store; the attempt keeps rank 0's (see includes/job.lua, :rdv)
+-- ARGV[12] this runner's nonce (1..64 bytes, no whitespace): one runner
 --          holds an id; its retries and re-entries carry the same nonce
+--          (absent: no check of a duplicate id)
 --
 -- Returns {kind, epoch, att, rank, count, n, text, next_ms}, kind one of
 --   'wait'  entered; block on the attempt's go list
@@ -57,10 +62,18 @@ if type(expect) ~= 'string' or #expect > 100000 or
    string.find(expect, '[%z\1-\32\127{}]') then
   bad_arg(9, 'expected ids')
 end
-local nonce = ARGV[10]
-if type(nonce) ~= 'string' or #nonce == 0 or #nonce > 64 or
-   string.find(nonce, '[%z\1-\32\127]') then
-  bad_arg(10, 'nonce')
+local host, endpoint = ARGV[10], ARGV[11]
+if host ~= nil then
+  host = word_arg(10, 'host', false)
+  if type(endpoint) ~= 'string' or
+     not string.match(endpoint, '^[%w%.:%-%%]+ %d+$') or #endpoint > 100 then
+    bad_arg(11, 'endpoint')
+  end
+end
+local nonce = ARGV[12]
+if nonce ~= nil and (#nonce == 0 or #nonce > 64 or
+                     string.find(nonce, '[%z\1-\32\127]')) then
+  bad_arg(12, 'nonce')
 end
 local rank_in_expect = nil
 if expect ~= '' then
@@ -93,8 +106,8 @@ local function join(epoch, att)
     rank = tonumber(redis.call('HGET', m, 'nrank') or '0')
     redis.call('HSET', m, 'nrank', rank + 1)
   end
-  redis.call('HSET', m, 'rank:' .. id, rank, 'state:' .. id, 'entering',
-             'nonce:' .. id, nonce)
+  redis.call('HSET', m, 'rank:' .. id, rank, 'state:' .. id, 'entering')
+  if nonce then redis.call('HSET', m, 'nonce:' .. id, nonce) end
   redis.call('ZADD', job_key(base, epoch, nil, 'ids'), rank, id)
   redis.call('HDEL', m, 'exit:' .. id)
   redis.call('ZADD', inkey, now + lease, id)
@@ -104,7 +117,13 @@ local function join(epoch, att)
   redis.call('EXPIRE', m, keep)
   redis.call('EXPIRE', job_key(base, epoch, nil, 'ids'), keep)
   job_expire(base, epoch, att, keep)
+  if host then
+    local rdv = job_key(base, epoch, att, 'rdv')
+    redis.call('HSET', rdv, 'h:' .. id, host)
+    if rank == 0 then redis.call('HSET', rdv, 'master', endpoint) end
+  end
   if count >= n then
+    if host then job_group_hosts(base, epoch, att, inkey) end
     redis.call('RPUSH', job_key(base, epoch, att, 'go'), 'go')
     redis.call('HSET', base, 'state', 'run')
     local ids = redis.call('ZRANGE', inkey, 0, -1)
@@ -149,7 +168,7 @@ for _ = 1, 3 do
   -- lease; past it, an entering round's place is taken over (before the
   -- lease check below would break the round for it).
   local held = redis.call('ZSCORE', inkey, id)
-  if held and redis.call('HGET', m, 'nonce:' .. id) ~= nonce then
+  if held and nonce and redis.call('HGET', m, 'nonce:' .. id) ~= nonce then
     if tonumber(held) >= now then
       return job_reply('dup', epoch, att, -1, 0, n, '', tonumber(held) - now)
     end

@@ -4,16 +4,16 @@
 -- is broken, unless it already has an outcome.
 --
 -- The caller does not know the round (the arrival's reply is what it
--- lacks): the nonce of the failed call finds it, in the record of each
--- party's last arrival that arrive keeps in the barrier hash. A nonce
--- that is not there means the arrival never ran.
+-- lacks): the nonce of the failed call finds it, in the record of the
+-- party's last arrival that arrive keeps (record_key, includes/round.lua).
+-- A nonce that is not there means the arrival never ran.
 --
 -- Atomic because finding the round, checking for an outcome and breaking
 -- it must not interleave with another arrival completing it.
 --
 -- KEYS[1]  barrier base key, rb:b:{NAME}
 -- KEYS[2]  the barrier's nonce key, rb:b:{NAME}:nonce (checked, not read:
---          arrive keeps each party's last arrival in the barrier hash)
+--          arrive keeps each party's last arrival in its own key)
 --          (the round's keys rb:b:{NAME}:<gen>:in and :out are derived
 --          from KEYS[1]: same {NAME} tag, same slot)
 -- ARGV[1]  party id
@@ -47,9 +47,9 @@ if type(what) ~= 'string' or #what == 0 or #what > 300 or
   bad_arg(3, 'what')
 end
 local linger = int_arg(4, 'linger', 1, 1e9)
--- Since arrive reads it with the round's state, the record of an arrival
--- is the barrier hash's field 'i:<id>' (the nonce key is no longer written).
-local prev = typed(base, 'hash', 'HGET', base, 'i:' .. id)
+-- The record of the id's last arrival (record_key, includes/round.lua).
+local slot = record_key(base, id)
+local prev = typed(slot, 'string', 'GET', slot)
 local pnonce, pgen
 if prev then pnonce, pgen = string.match(prev, '^(%S+) (%d+) %d+$') end
 if not pnonce or pnonce ~= nonce then return {'none'} end

@@ -449,8 +449,19 @@ int rb_param_train(char **local_out, char **global_out, rb_conn *c,
 /* The global value ("0" when never set). */
 int rb_param_get(char **out, rb_conn *c, const char *prefix,
                  const char *param, rb_error *err);
+/* Sets the value and wakes every rb_param_get_until waiting for it. */
 int rb_param_set(rb_conn *c, const char *prefix, const char *param,
                  const char *value, long long ttl_ms, rb_error *err);
+
+/* The global value once it is set: at once when it exists (set or made by
+ * train), else blocked (no polling) until rb_param_set gives it one, which
+ * wakes every waiter at once; *out is the value set. timeout_ms 0: no
+ * limit. A value train makes while this waits does not wake it.
+ * @return RB_OK, RB_ETIMEOUT (timeout_ms passed), RB_ECANCELED (the cancel
+ *         fd), RB_EREDIS, RB_EUNREACHABLE, RB_EPROTO, RB_EINVAL */
+int rb_param_get_until(char **out, rb_conn *c, const char *prefix,
+                       const char *param, long long timeout_ms,
+                       rb_error *err);
 
 /* ---- locks -------------------------------------------------------------
  *
@@ -578,7 +589,7 @@ int rb_lock_reset(long *holders, long *waiters, rb_conn *c,
  * The library never runs the work itself: the caller does, and calls
  * rb_job_keep while it runs. A handle is used by one thread at a time. */
 
-#define RB_JOB_OPTS_VERSION 1
+#define RB_JOB_OPTS_VERSION 2
 
 typedef struct rb_job_opts {
     unsigned int version;     /* RB_JOB_OPTS_VERSION */
@@ -594,6 +605,16 @@ typedef struct rb_job_opts {
                                  RB_JOB_REENTER_MS */
     long restarts;            /* meet again this many times after a break */
     long long ttl_ms;         /* idle state expires; 0: 1 day */
+    /* Version 2: the rendezvous data handed round in the entering round
+     * (what torchrun's agents exchange; rb_job_local_rank ...). */
+    const char *host;         /* this member's host (rb_check_id): members
+                                 of one host share LOCAL_* numbers; NULL:
+                                 a host of its own */
+    const char *master_addr;  /* rank 0 hands it to every member; NULL:
+                                 the local address of rank 0's connection
+                                 to Redis (127.0.0.1 over a unix socket) */
+    int master_port;          /* rank 0 hands it round; 0: a port free on
+                                 rank 0's host, picked at each entering */
 } rb_job_opts;
 
 #define RB_JOB_OPTS_INIT { .version = RB_JOB_OPTS_VERSION }
@@ -681,6 +702,17 @@ long long rb_job_lease_left_ms(const rb_job *j);
 long rb_job_rank(const rb_job *j);      /* 0..n-1, stable across restarts */
 long rb_job_attempt(const rb_job *j);   /* 0, then 1, 2, ... per restart */
 long long rb_job_epoch(const rb_job *j);
+/* After rb_job_enter returned RB_OK, the attempt's rendezvous data: this
+ * member's place among the members of its host (0.., by rank) and their
+ * count; its host's place among the hosts (ordered by their lowest rank)
+ * and their count; rank 0's address and port as it handed them round
+ * (fresh at each attempt). Borrowed; valid until the next rb_job_enter. */
+long rb_job_local_rank(const rb_job *j);
+long rb_job_local_world(const rb_job *j);
+long rb_job_group_rank(const rb_job *j);
+long rb_job_group_world(const rb_job *j);
+const char *rb_job_master_addr(const rb_job *j);
+int rb_job_master_port(const rb_job *j);
 
 typedef struct rb_job_member {
     char *id;                 /* owned */

@@ -31,6 +31,32 @@ local function job_expire(base, epoch, att, secs)
   redis.call('EXPIRE', job_key(base, epoch, att, 'bar'), secs)
   redis.call('EXPIRE', job_key(base, epoch, att, 'prog'), secs)
   redis.call('EXPIRE', job_key(base, epoch, att, 'halt'), secs)
+  redis.call('EXPIRE', job_key(base, epoch, att, 'rdv'), secs)
+end
+
+-- Once, by the entry that completes the attempt's entering round: group
+-- the members by host, hosts ordered by their lowest rank, members of one
+-- host by rank, as torchrun numbers its agents' workers; each member then
+-- reads its own field (O(1)).
+local function job_group_hosts(base, epoch, att, inkey)
+  local rdv = job_key(base, epoch, att, 'rdv')
+  local ids = redis.call('ZRANGE', job_key(base, epoch, nil, 'ids'), 0, -1)
+  local group, size, order, members = {}, {}, 0, {}
+  for _, mid in ipairs(ids) do
+    if redis.call('ZSCORE', inkey, mid) then
+      local h = redis.call('HGET', rdv, 'h:' .. mid) or ''
+      if not group[h] then group[h] = order; size[h] = 0; order = order + 1 end
+      size[h] = size[h] + 1
+      members[#members + 1] = {mid, h}
+    end
+  end
+  local seen = {}
+  for _, m in ipairs(members) do
+    local h = m[2]
+    seen[h] = (seen[h] or 0) + 1
+    redis.call('HSET', rdv, m[1], (seen[h] - 1) .. ' ' .. size[h] .. ' ' .. group[h])
+  end
+  redis.call('HSET', rdv, 'groups', order)
 end
 
 -- Push outcome onto every round of the job's barriers that has none yet

@@ -13,10 +13,27 @@ end
 -- the barrier moves past it. c (members counted) above 0 is what says a
 -- round is open: n, expect and reduce count only then. dl is a lower bound
 -- of the open round's lease deadlines (ms), ex when its in key expires, v
--- the round that has a value list. The hash also keeps 'i:<id>', each
--- party's last arrival ('<nonce> <gen> <count>'), where the arrival reads
--- it with the round's state in one HMGET.
+-- the round that has a value list. Nothing in the hash is per party, so
+-- it holds a fixed number of fields however many ids a name has seen.
 local OPEN_FIELDS = {'n', 'expect', 'reduce', 'c', 'dl', 'ex', 'v'}
+
+-- rb:b:{NAME}:i:<id>, a string: '<nonce> <gen> <count>', the id's last
+-- arrival, which a resent arrival and withdraw find by its nonce. Both
+-- come within the arrival call's resend window (a lease, or 30 s with
+-- --replicas: lib/rb_barrier.c resend_until) and the 2 s after it that
+-- withdraw has; so the record lives a minute (or two leases) after the
+-- arrival, and ids that do not come back leave by themselves; never
+-- longer than keep, the round's own expiry (--ttl is for every key: the
+-- hash that held these records before expired then too). Dropping
+-- the records of a round when it ends would not do (nor scale): a resend
+-- after its round passed would then count again in the next (the model's
+-- MUT_RECORD_PRUNED).
+local function record_key(base, id)
+  return base .. ':i:' .. id
+end
+local function record_expiry(lease_ms, keep)
+  return math.min(keep, math.max(60, math.ceil(2 * lease_ms / 1000) + 1))
+end
 
 -- The barrier hash lives ttl (keep, while a round is open) past its last
 -- use. Renewing that on every arrival would cost a command each; it is

@@ -57,6 +57,25 @@ expect_eq "get" 7 "$(rb get --param "$p" --url "$url")"
 expect_eq "sync" 7 "$(rb sync --param "$p" --worker w --url "$url")"
 expect_eq "seed list URL (a dead seed first): get" 7 \
     "$(rb get --param "$p" --url "redis://127.0.0.1:$(free_port),127.0.0.1:${CLUSTER_PORTS[1]}")"
+# get --until-set blocks on the parameter's wake list on its slot's master
+# (set-1.lua derives it under the same tag) and set wakes it.
+q=$(fresh head)
+for k in $(seq 1 20); do q=$(fresh head); [ "$(cluster_owner "rb:p:{$q}")" != "${CLUSTER_PORTS[0]}" ] && break; done
+( rb get --param "$q" --until-set --timeout 60 --url "$url" >"$RB_TEST_TMP/until.$q" ) &
+until_pid=$!
+rb set --param "$q" --value 3 --url "$url"
+wait $until_pid
+expect_eq "get --until-set on another master is woken by set" "0 3" "$? $(cat "$RB_TEST_TMP/until.$q")"
+# A job's rendezvous data: the members agree on rank 0's endpoint.
+j=$(fresh job) pids=""
+for i in 0 1; do
+    rb run --name "$j" --n 2 --id "m$i" --timeout 60 --url "$url" \
+        -- sh -c 'echo "$MASTER_ADDR $MASTER_PORT"' >"$RB_TEST_TMP/rdv.$j.$i" &
+    pids="$pids $!"
+done
+wait $pids
+expect_match "a job on a cluster: both members get one MASTER_ADDR and MASTER_PORT" \
+    '^127\.0\.0\.1 [0-9]+$' "$(sort -u "$RB_TEST_TMP"/rdv."$j".*)"
 
 # 3. Migrate a barrier's slot while 3 of 4 parties wait.
 n=${names[0]} src=${owner_of[${names[0]}]}

@@ -28,6 +28,8 @@ expect_eq "rbarrier help s -> the subcommands with s" "set status sync " \
 expect_eq "rbarrier run ... -- ech -> commands (echo)" "echo" \
     "$(complete_words rbarrier run --name x --n 2 -- ech | tr ' ' '\n' | grep -x echo | sort -u)"
 expect_eq "rbarrier wait --ti -> --timeout" "--timeout " "$(complete_words rbarrier wait --ti)"
+expect_eq "rbarrier wait --expect @DIR/compb -> @FILE names" "@$RB_TEST_TMP/compbin " \
+    "$(complete_words rbarrier wait --expect "@$RB_TEST_TMP/compb")"
 expect_eq "rbarrier wait --timeout '' -> nothing (a free value)" "" \
     "$(complete_words rbarrier wait --timeout '')"
 expect_eq "rbarrier train --b -> --by" "--by " "$(complete_words rbarrier train --b)"

@@ -39,7 +39,7 @@ done
 # Only the codes a command can return.
 codes_of() { rb help "$1" | awk '/^exit status:/ { on = 1; next } on && /^  [0-9N]/ { printf "%s ", $1 }'; }
 expect_eq "status lists 0 1 2 4 128+N (no 3, no 124)" "0 1 2 4 128+N " "$(codes_of status)"
-expect_eq "get lists 0 1 2 4 128+N" "0 1 2 4 128+N " "$(codes_of get)"
+expect_eq "get lists 0 1 2 4 124 (--until-set --timeout) 128+N" "0 1 2 4 124 128+N " "$(codes_of get)"
 expect_eq "demo lists 0 1 2 4 128+N" "0 1 2 4 128+N " "$(codes_of demo)"
 expect_match "wait lists 3 and 124" "^0 (N )?1 2 3 4 124 128\+N" "$(codes_of wait)"
 

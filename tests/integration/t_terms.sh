@@ -27,11 +27,11 @@ name=$(fresh expect)
 spawn "$name.a" $RBARRIER wait --name "$name" --n 2 --id a --expect a,b --timeout 60
 wait_arrived "$name" 1 || not_ok "a arrived"
 refused_join "$name" "no --expect against a list" \
-    "open round has --expect a,b; this party said \(none\)" --n 2 --id b
+    "open round has an --expect list \(sha1 [0-9a-f]{12}\); this party said \(none\)" --n 2 --id b
 refused_join "$name" "another list" \
-    "open round has --expect a,b; this party said b,a" --n 2 --id b --expect b,a
+    "open round has another --expect list \(sha1 [0-9a-f]{12}\); this party said b,a" --n 2 --id b --expect b,a
 refused_join "$name" "an intruder with its own list" \
-    "open round has --expect a,b; this party said a,x" --n 2 --id x --expect a,x
+    "open round has another --expect list \(sha1 [0-9a-f]{12}\); this party said a,x" --n 2 --id x --expect a,x
 rb wait --name "$name" --n 2 --id b --expect a,b --timeout 10
 expect_eq "the expected party passes" 0 $?
 await "$name.a" 10

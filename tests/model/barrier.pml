@@ -35,7 +35,11 @@
  * Seeded bugs (make model-mutants): MUT_RELEASE_N1, MUT_RETRY_TWICE,
  *   MUT_HB_NO_LEASE, MUT_RESET_ONCE, MUT_CLAIM_NO_CHECK, MUT_NO_WITHDRAW,
  *   MUT_RELEASE_NO_CHECK, MUT_DL_SKIP, MUT_DL_NO_LOWER, MUT_HB_RAISES_DL,
- *   MUT_HB_NO_LOWER_DL.
+ *   MUT_HB_NO_LOWER_DL, MUT_RECORD_PRUNED.
+ * Each party's arrival record (rb:b:{NAME}:i:<id>) is never lost here: the
+ * scripts let it expire only after the call's resend window, when no
+ * resend or withdraw can come. A break's reason, bounded to counts and the
+ * first few ids (includes/roster.lua), is not modelled: one outcome BRK.
  */
 
 #ifndef N
@@ -133,7 +137,7 @@ byte expd;           /* members whose lease deadline has passed */
  * round, when the scripts keep dl right), dlx says dl has passed */
 byte cov;
 bit dlx;
-byte ncall[N];       /* rb:b:{NAME}:nonce: id -> (nonce, gen, count) */
+byte ncall[N];       /* rb:b:{NAME}:i:<id>: (nonce, gen, count) */
 byte ngen[N];
 byte ncnt[N];
 
@@ -181,7 +185,18 @@ inline push(r, x)
 		assert(!reset_hit[r]);          /* a reset round never passes */
 		assert(runner[r] == 0 || cmd_ok[r]); /* once: ok only after exit 0 */
 	:: else
-	fi
+	fi;
+#ifdef MUT_RECORD_PRUNED
+	/* the step that ends a round drops its members' arrival records (the
+	 * scripts keep each in a key that expires after the call's resend
+	 * window instead) */
+	for (q : 0 .. N - 1) {
+		if
+		:: ngen[q] == r -> ncall[q] = 0
+		:: else
+		fi
+	}
+#endif
 }
 
 /* includes/round.lua break_round: push 'broken', move gen past the round

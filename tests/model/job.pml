@@ -29,7 +29,18 @@
  *   :bar drops the open round too), MUT_STOP_WAIT_FAILS (a wait in a
  *   stopping job fails at once, as in a broken one), MUT_STOP_RESTARTS (a
  *   stop moves the job to its next attempt and the members rerun),
- *   MUT_DUP_JOINS (a second runner with a held id joins as that member).
+ *   MUT_DUP_JOINS (a second runner with a held id joins as that member),
+ *   MUT_RDV_GROUP_EARLY (the hosts are
+ *   grouped by rank 0's entry, not by the one that completes the round),
+ *   MUT_RDV_MASTER_KEPT (rank 0's endpoint is kept once per epoch, so a
+ *   restart meets on the last attempt's port).
+ *
+ * The rendezvous data (torchrun's environment) rides on the entering
+ * round: each entry records its host (rdvh), rank 0's (member 0's) entry
+ * its endpoint, a fresh one per attempt (rdvm: a + 1 stands for the port
+ * of attempt a), and the entry that completes the round groups the hosts
+ * it recorded (rdvg). A member that starts CMD reads them: its attempt's
+ * endpoint, and a grouping of every member, made once.
  */
 
 #ifndef M
@@ -81,6 +92,16 @@ byte xout[NX];       /* X's rounds: outcome */
 int xbar[NA];        /* the attempt's :bar: X's rounds the break reaches */
 bit jshut;           /* the job hash says no attempt runs (done or over) */
 byte dep[NA];        /* members departed from a stopping attempt (:left) */
+byte rdvh[NA];       /* :rdv h:<id>: members whose host is recorded */
+byte rdvg[NA];       /* :rdv <id>: the members the grouping covered */
+byte rdvn[NA];       /* how many times the attempt was grouped */
+#ifndef MUT_RDV_MASTER_KEPT
+byte rdvm[NA];       /* :rdv master: rank 0's endpoint */
+#define MASTER(a) rdvm[a]
+#else
+byte rdvm1;
+#define MASTER(a) rdvm1
+#endif
 
 /* ---- environment ---- */
 byte fails = FAILS;
@@ -272,7 +293,29 @@ proctype Member(byte p)
 	byte a, hres, xrd, q, sl;
 
 enter:
-	atomic { a = att; ent[a] = ent[a] | B(p); jexp = jexp & ~B(p); sl = 0 }
+	atomic {
+		a = att; ent[a] = ent[a] | B(p); jexp = jexp & ~B(p); sl = 0;
+		/* job-enter's join: the host, rank 0's endpoint, and the
+		 * grouping by the entry that completes the round */
+		rdvh[a] = rdvh[a] | B(p);
+		if
+#ifndef MUT_RDV_MASTER_KEPT
+		:: p == 0 -> MASTER(a) = a + 1
+#else
+		:: p == 0 && MASTER(a) == 0 -> MASTER(a) = a + 1
+#endif
+		:: else
+		fi;
+		if
+#ifndef MUT_RDV_GROUP_EARLY
+		:: ent[a] == ALL ->
+#else
+		:: p == 0 ->
+#endif
+			rdvg[a] = rdvh[a]; rdvn[a]++
+		:: else
+		fi
+	}
 	do
 	:: ent[a] == ALL -> break                 /* the entering round */
 	:: jout[a] == STOP -> goto quit           /* never ran: departs */
@@ -305,6 +348,10 @@ enter:
 		fi
 	:: CRASH -> goto dead
 	od;
+
+	/* rb_job__rdv_fetch: this member's values and rank 0's endpoint,
+	 * of this attempt, grouped once over every member */
+	assert(MASTER(a) == a + 1 && rdvg[a] == ALL && rdvn[a] == 1);
 
 	/* CMD runs: it meets the others at X, then exits 0 (or fails) */
 	atomic { assert(cmds[p] == 0); cmds[p]++ }

@@ -51,12 +51,19 @@ earliest-deadline-skips-scan   barrier safety -DMUT_DL_SKIP -DN=2 -DCRASHES=1 -D
 earliest-deadline-not-lowered  barrier safety -DMUT_DL_NO_LOWER -DN=3 -DCRASHES=1 -DLOSSES=0 -DSIGNALS=0 -DEARLY_CRASH
 heartbeat-raises-earliest      barrier safety -DMUT_HB_RAISES_DL -DN=3 -DCRASHES=1 -DLOSSES=0 -DSIGNALS=0 -DEARLY_CRASH
 heartbeat-leaves-earliest      barrier safety -DMUT_HB_NO_LOWER_DL -DN=3 -DCRASHES=1 -DLOSSES=0 -DSIGNALS=0 -DEARLY_CRASH
+record-pruned-at-round-end     barrier safety -DMUT_RECORD_PRUNED -DN=2 -DCRASHES=0 -DLOSSES=1 -DSIGNALS=0
 '
 if [ -f "$here/job.pml" ]; then
 	configs="$configs
 $(cat "$here/job.configs")"
 	mutant_list="$mutant_list
 $(cat "$here/job.mutants")"
+fi
+if [ -f "$here/param.pml" ]; then
+	configs="$configs
+$(cat "$here/param.configs")"
+	mutant_list="$mutant_list
+$(cat "$here/param.mutants")"
 fi
 if [ -f "$here/supervise.pml" ]; then
 	configs="$configs

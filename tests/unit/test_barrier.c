@@ -16,6 +16,7 @@
 #include "resp.h"
 
 #include "rb_barrier.h"
+#include "rb_sha1.h"
 
 
 static int noop_start(const rb_once_info *i, void *p, rb_error *e)
@@ -178,6 +179,30 @@ static void test_barrier_outcome(void **state)
                      RB_EPROTO);
 }
 
+/* sha1sum of "w0,w1" */
+#define W0W1_SHA1 "664cae954e0c09823a2aadb6cb95b9102e999bbe"
+
+static void test_sha1_vectors(void **state)
+{
+    static char million[1000000];
+    char hex[41];
+
+    (void)state;
+    rb_sha1_hex("abc", 3, hex);
+    assert_string_equal(hex, "a9993e364706816aba3e25717850c26c9cd0d89d");
+    rb_sha1_hex("", 0, hex);
+    assert_string_equal(hex, "da39a3ee5e6b4b0d3255bfef95601890afd80709");
+    /* 56 bytes: the length no longer fits the last block. */
+    rb_sha1_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56,
+                hex);
+    assert_string_equal(hex, "84983e441c3bd26ebaae4aa1f95129e5e54670f1");
+    memset(million, 'a', sizeof(million));
+    rb_sha1_hex(million, sizeof(million), hex);
+    assert_string_equal(hex, "34aa973cd4c4daa4f61eeb2bdbad27316534016f");
+    rb_sha1_hex("w0,w1", 5, hex);
+    assert_string_equal(hex, W0W1_SHA1);
+}
+
 static void test_barrier_refused_names_both(void **state)
 {
     rb_wait_opts o = good_opts();
@@ -190,20 +215,21 @@ static void test_barrier_refused_names_both(void **state)
     a.open_n = 4;
     assert_int_equal(rb_barrier__refused("ckpt", &a, &o, &err), RB_EINVAL);
     assert_non_null(strstr(err.msg, "n=4; this party said n=2"));
+    /* The round's terms hold the list's SHA1: another list's here. */
     a.kind = RB_ARRIVE_BADEXPECT;
-    a.open_text = "w0,w9";
+    a.open_text = "a3e1b5b6d0ed4ab4c3a0a1f0e1bd0b7c0e9c6b5f";
     assert_int_equal(rb_barrier__refused("ckpt", &a, &o, &err), RB_EINVAL);
-    assert_non_null(strstr(err.msg, "--expect w0,w9; this party said "
-                                    "(none)"));
+    assert_non_null(strstr(err.msg, "has an --expect list (sha1 "
+                                    "a3e1b5b6d0ed); this party said (none)"));
     o.expect = "w0,w1";
     assert_int_equal(rb_barrier__refused("ckpt", &a, &o, &err), RB_EINVAL);
-    assert_non_null(strstr(err.msg, "--expect w0,w9; this party said "
-                                    "w0,w1"));
+    assert_non_null(strstr(err.msg, "has another --expect list (sha1 "
+                                    "a3e1b5b6d0ed); this party said w0,w1"));
     a.open_text = "";
     assert_int_equal(rb_barrier__refused("ckpt", &a, &o, &err), RB_EINVAL);
     assert_non_null(strstr(err.msg, "--expect (none); this party said "
                                     "w0,w1"));
-    a.open_text = "w0,w1";   /* same list: this id is not on it */
+    a.open_text = W0W1_SHA1;   /* same list: this id is not on it */
     o.id = "w7";
     assert_int_equal(rb_barrier__refused("ckpt", &a, &o, &err), RB_EINVAL);
     assert_non_null(strstr(err.msg, "'w7' is not on"));
@@ -361,6 +387,7 @@ int main(void)
         cmocka_unit_test(test_barrier_status_owns_its_strings),
         cmocka_unit_test(test_barrier_reset_result_owns_removed),
         cmocka_unit_test(test_barrier_outcome),
+        cmocka_unit_test(test_sha1_vectors),
         cmocka_unit_test(test_barrier_refused_names_both),
         cmocka_unit_test(test_barrier_script_errors),
         cmocka_unit_test(test_barrier_opts_version),

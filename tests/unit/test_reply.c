@@ -52,6 +52,10 @@ static void test_arrive_good(void **state)
     assert_int_equal(a.kind, RB_ARRIVE_BADN);
     assert_int_equal(a.open_n, 3);
     freeReplyObject(r);
+    r = parse("*1\r\n$8\r\nneedlist\r\n");
+    assert_int_equal(rb_reply__arrive(r, &a), RB_OK);
+    assert_int_equal(a.kind, RB_ARRIVE_NEEDLIST);
+    freeReplyObject(r);
 }
 
 static void test_arrive_hostile(void **state)
@@ -83,6 +87,8 @@ static void test_arrive_hostile(void **state)
         B("*2\r\n$4\r\nbadn\r\n:0\r\n"),
         B("*3\r\n$4\r\nbadn\r\n:3\r\n:3\r\n"),
         B("*2\r\n:1\r\n:3\r\n"),
+        B("*2\r\n$8\r\nneedlist\r\n:1\r\n"),
+        B("*0\r\n"),
 #undef B
     };
     rb_arrive_reply a;

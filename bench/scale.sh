@@ -1,0 +1,170 @@
+# shellcheck shell=bash disable=SC2154
+# (sock, tmp, raw, SMOKE, here: set by bench/run.sh)
+# bench/scale.sh: issue #34's scale figures for `make bench`, sourced by
+# bench/run.sh; scale_rows runs them and prints their table; RB_BENCH_ONLY=
+# scale makes run.sh run them alone.
+#
+# What one protocol call costs Redis as the round grows: N = 16, 1,024 and
+# 100,000 parties. One host cannot hold 100,000 blocking parties, so the
+# parties are the scripts themselves, called with the arguments the
+# library sends (lua/README.md), pipelined over one connection; Redis' own
+# accounting (INFO commandstats: EVALSHA's usec, which covers everything
+# a script runs) says what each call cost, so the client's speed does not
+# count. Per N:
+#   scale_arrive_us_nN       an arrival into a round of about N (the last
+#                            min(N-1, 1000) arrivals before it is full)
+#   scale_beat_us_nN         a heartbeat in that round (1,000 of them)
+#   scale_beat_list_us_nN    ... asking for the members (--expect progress)
+#   scale_xarrive_us_nN      an arrival with --expect (its SHA1; the list was
+#                            stored by the round's first arrival)
+#   scale_complete_us_nN     the arrival that completes the round
+#   scale_break_us_nN        a timeout's break (abandon) of a round of N-1
+#   scale_break_bytes_nN     the outcome every party then reads, in bytes
+#   scale_xbeat_list_us_nN, scale_xbreak_us_nN, scale_xbreak_bytes_nN
+#                            the heartbeat asking for the members, and the
+#                            break, of a round with --expect
+#   scale_complete_us_nN     (the mean of 3 rounds)
+#   scale_mem_bytes_nN       Redis memory per party of an open round: its
+#                            member (MEMORY USAGE of the in key / N) and
+#                            its arrival record (a key of its own)
+#   scale_xmem_bytes_nN      ... and of the --expect set, per id
+# and scale_<path>_ratio: the figure at N=100,000 over N=16 (goal <= 1.5).
+
+sc_cli() { redis-cli -s "$sock" "$@"; }
+# Tab-separated commands on stdin, as RESP, in one pipeline.
+sc_pipe() {
+    awk -F'\t' '{ printf "*%d\r\n", NF
+                  for (i = 1; i <= NF; i++) printf "$%d\r\n%s\r\n", length($i), $i }' |
+        sc_cli --pipe >"$tmp/scale.pipe" 2>&1
+    grep -q 'errors: 0,' "$tmp/scale.pipe" || { cat "$tmp/scale.pipe" >&2; return 1; }
+}
+# EVALSHA's calls and usec so far
+sc_stat() {
+    sc_cli INFO commandstats | tr -d '\r' |
+        sed -n 's/^cmdstat_evalsha:calls=\([0-9]*\),usec=\([0-9]*\),.*/\1 \2/p'
+}
+# sc_cost CMD...: µs of Redis per EVALSHA that CMD (a pipeline) sends
+sc_cost() {
+    local c0 u0 c1 u1
+    read -r c0 u0 <<<"$(sc_stat)"
+    "$@" >/dev/null || return 1
+    read -r c1 u1 <<<"$(sc_stat)"
+    awk -v c=$((c1 - c0)) -v u=$((u1 - u0)) 'BEGIN { printf "%.2f\n", c ? u / c : -1 }'
+}
+
+# sc_took TOKEN: µs of the EVALSHA whose arguments hold TOKEN, as the slow
+# log (every command logged, during scale_rows) has it. A lone call is
+# timed inside a pipeline of its kind, where the caches are as warm as
+# for the others: alone after a pause it costs several times as much.
+sc_took() {
+    sc_cli SLOWLOG GET 128 | awk -v t="$1" '
+        $0 == "EVALSHA" { d = prev } $0 == t && d != "" { print d; exit } { prev = $0 }'
+}
+
+# sc_arrivals B N FROM TO CALL [DIGEST]: arrive lines for ids pFROM..pTO,
+# their nonces CALL<id> (a party's next call has another nonce)
+sc_arrivals() {
+    local b=$1 n=$2 call=$5 digest=${6:-}
+    seq -f 'p%06g' "$3" "$4" | awk -v sha="$SC_ARRIVE" -v b="$b" -v n="$n" -v c="$call" -v d="$digest" '
+        { printf "EVALSHA\t%s\t2\t%s\t%s:nonce\t%s\t%s%s\t%s\t600000\t600\t300\t0\t\t%s\t\n", sha, b, b, $1, c, $1, n, d }'
+}
+# sc_beats B GEN N COUNT [1]: heartbeat lines of COUNT members spread
+# over the round (ids p000001..)
+sc_beats() {
+    local b=$1 g=$2 n=$3 list=${5:-}
+    awk -v sha="$SC_BEAT" -v b="$b" -v g="$g" -v n="$n" -v k="$4" -v l="$list" 'BEGIN {
+        for (i = 0; i < k; i++) {
+            printf "EVALSHA\t%s\t4\t%s\t%s:%s:in\t%s:%s:out\t%s:nonce\t%s\tp%06d\t600000\t300\t600%s\n",
+                sha, b, b, g, b, g, b, g, 1 + (i * 7919) % n, l == "" ? "" : "\t" l
+        } }'
+}
+
+# sc_break B MEMBERS: a timeout's break of round 1 of B by p000001, at the
+# end of 100 heartbeats (its nonce-free arguments carry brk-B as "what")
+sc_break() {
+    { sc_beats "$1" 1 "$2" 100
+      printf 'EVALSHA\t%s\t3\t%s\t%s:1:in\t%s:1:out\t1\tp000001\tbrk-%s\t300\tarrivals\n' \
+          "$SC_ABANDON" "$1" "$1" "$1" "$1"; } | sc_pipe
+}
+
+# sc_run N: every figure at N, into $raw
+sc_run() {
+    local n=$1 b x list digest k from us out r usec=
+    b="rb:b:{scale-$n}"
+    x="rb:b:{scalex-$n}"
+    k=$(( n - 1 < 1000 ? n - 1 : 1000 ))
+    from=$(( n - k ))     # the measured arrivals: p$from..p$((n-1))
+    if [ "$from" -gt 1 ]; then sc_arrivals "$b" "$n" 1 $((from - 1)) a | sc_pipe || return 1; fi
+    us=$(sc_cost eval 'sc_arrivals "$b" "$n" "$from" $((n - 1)) a | sc_pipe') || return 1
+    echo "scale_arrive_us_n$n $us" >>"$raw"
+    awk -v z="$(sc_cli MEMORY USAGE "$b:1:in" SAMPLES 0)" -v n=$((n - 1)) \
+        -v r="$(sc_cli MEMORY USAGE "$b:i:p000001")" \
+        'BEGIN { printf "scale_mem_bytes_n%d %.0f\n", n + 1, z / n + r }' >>"$raw"
+    us=$(sc_cost eval 'sc_beats "$b" 1 $((n - 1)) 1000 | sc_pipe') || return 1
+    echo "scale_beat_us_n$n $us" >>"$raw"
+    us=$(sc_cost eval 'sc_beats "$b" 1 $((n - 1)) 1000 1 | sc_pipe') || return 1
+    echo "scale_beat_list_us_n$n $us" >>"$raw"
+    # The break, then the same round again to its completion.
+    sc_break "$b" $((n - 1)) || return 1
+    echo "scale_break_us_n$n $(sc_took brk-$b)" >>"$raw"
+    out=$(sc_cli LINDEX "$b:1:out" 0)
+    echo "scale_break_bytes_n$n ${#out}" >>"$raw"
+    # Rounds 2..4: one completing call each, so three of them.
+    for r in 2 3 4; do
+        sc_arrivals "$b" "$n" 1 "$n" "r$r" | sc_pipe || return 1
+        [ "$(sc_cli LINDEX "$b:$r:out" 0)" = ok ] ||
+            { echo "bench: scale: round $r of $n did not pass" >&2; return 1; }
+        usec="$usec $(sc_took "r$r$(printf 'p%06d' "$n")")"
+    done
+    echo "$usec" | awk -v n="$n" '{ printf "scale_complete_us_n%d %.2f\n", n, ($2 + $3 + $4) / 3 }' >>"$raw"
+    # --expect: the list is stored by the first arrival, then the rest
+    # send its SHA1.
+    list=$(seq -f 'p%06g' 1 "$n" | paste -sd,)
+    digest=$(printf '%s' "$list" | sha1sum | cut -d' ' -f1)
+    printf 'EVALSHA\t%s\t2\t%s\t%s:nonce\tp%06d\txfirst\t%s\t600000\t600\t300\t0\t\t%s\t\t%s\n' \
+        "$SC_ARRIVE" "$x" "$x" "$n" "$n" "$digest" "$list" | sc_pipe || return 1
+    if [ "$from" -gt 1 ]; then sc_arrivals "$x" "$n" 1 $((from - 1)) a "$digest" | sc_pipe || return 1; fi
+    us=$(sc_cost eval 'sc_arrivals "$x" "$n" "$from" $((n - 2)) a "$digest" | sc_pipe') || return 1
+    echo "scale_xarrive_us_n$n $us" >>"$raw"
+    us=$(sc_cost eval 'sc_beats "$x" 1 $((n - 2)) 1000 1 | sc_pipe') || return 1
+    echo "scale_xbeat_list_us_n$n $us" >>"$raw"
+    sc_break "$x" $((n - 2)) || return 1
+    echo "scale_xbreak_us_n$n $(sc_took brk-$x)" >>"$raw"
+    out=$(sc_cli LINDEX "$x:1:out" 0)
+    echo "scale_xbreak_bytes_n$n ${#out}" >>"$raw"
+    awk -v s="$(sc_cli MEMORY USAGE "$x:x:$digest" SAMPLES 0)" -v n="$n" \
+        'BEGIN { printf "scale_xmem_bytes_n%d %.0f\n", n, s / n }' >>"$raw"
+    sc_cli FLUSHDB >/dev/null
+}
+
+scale_rows() {
+    local sizes="16 1024 100000" n key small big r
+    [ "$SMOKE" = 1 ] && sizes="16 256"
+    SC_ARRIVE=$(sh "$here/../tools/embed-lua.sh" --expand "$here/../lua/arrive-2.lua" | sc_cli -x SCRIPT LOAD)
+    SC_BEAT=$(sh "$here/../tools/embed-lua.sh" --expand "$here/../lua/heartbeat-4.lua" | sc_cli -x SCRIPT LOAD)
+    SC_ABANDON=$(sh "$here/../tools/embed-lua.sh" --expand "$here/../lua/abandon-3.lua" | sc_cli -x SCRIPT LOAD)
+    sc_cli CONFIG SET slowlog-log-slower-than 0 >/dev/null
+    sc_cli CONFIG SET slowlog-max-len 128 >/dev/null
+    for n in $sizes; do
+        say "scale: N = $n (scripts called directly, pipelined)"
+        sc_run "$n" || { echo "bench: scale: N = $n failed" >&2; exit 1; }
+    done
+    sc_cli CONFIG SET slowlog-log-slower-than 10000 >/dev/null
+    small=${sizes%% *} big=${sizes##* }
+    printf '\nScale (issue #34): Redis µs per call (INFO commandstats), bytes, by N; ratio N=%s / N=%s (goal <= 1.5)\n' "$big" "$small"
+    printf '%-22s' "path"
+    for n in $sizes; do printf '%12s' "N=$n"; done
+    printf '%10s\n' ratio
+    for key in arrive_us beat_us beat_list_us complete_us break_us xarrive_us \
+               xbeat_list_us xbreak_us break_bytes xbreak_bytes mem_bytes xmem_bytes; do
+        printf '%-22s' "$key"
+        for n in $sizes; do
+            printf '%12s' "$(sed -n "s/^scale_${key}_n$n //p" "$raw" | tail -1)"
+        done
+        r=$(awk -v lo="$(sed -n "s/^scale_${key}_n$small //p" "$raw" | tail -1)" \
+                -v hi="$(sed -n "s/^scale_${key}_n$big //p" "$raw" | tail -1)" \
+                'BEGIN { printf "%.2f", (lo > 0 ? hi / lo : -1) }')
+        echo "scale_${key}_ratio $r" >>"$raw"
+        printf '%10s\n' "$r"
+    done
+}

@@ -1,0 +1,151 @@
+# No call costs Redis more as a round grows: a break's outcome, which every
+# waiter reads, names counts and the first few ids, not every member; an
+# --expect list of 20,000 ids reaches Redis once, not with every arrival.
+# The round's many parties are script calls sent pipelined, as the library
+# sends them (one host cannot hold thousands of blocking parties), with
+# real rbarrier parties among them. On a private server.
+. "$RB_TESTS_DIR/lib.sh"
+
+root=$(cd "$RB_TESTS_DIR/.." && pwd)
+start_redis scale || { not_ok "start a private redis-server"; exit 1; }
+sock=$REDIS_SOCK scale_pid=$REDIS_PID
+pcli() { redis-cli -s "$sock" "$@"; }
+sha_of() { sh "$root/tools/embed-lua.sh" --expand "$root/lua/$1" | pcli -x SCRIPT LOAD; }
+ARRIVE=$(sha_of arrive-2.lua)
+BEAT=$(sha_of heartbeat-4.lua)
+
+# Tab-separated commands on stdin (empty fields allowed) to RESP, sent in
+# one pipeline; prints redis-cli --pipe's summary.
+pipe_calls() {
+    awk -F'\t' '{ printf "*%d\r\n", NF
+                  for (i = 1; i <= NF; i++) printf "$%d\r\n%s\r\n", length($i), $i }' |
+        pcli --pipe
+}
+
+# 1. A round of 2,000: 1,997 parties arrive by script (10-minute leases:
+#    nobody's lease runs out here), then two rbarrier parties (one short of
+#    n); one times out. Every waiter learns one outcome, of bounded size.
+N=2000 M=1997
+name=$(fresh big); b=$(bkey "$name")
+t=$(printf '\t')
+seq 1 $M | awk -v sha="$ARRIVE" -v b="$b" -v n=$N -v t="$t" '
+    { print "EVALSHA" t sha t 2 t b t b ":nonce" t "p" $1 t "x" $1 t n t 600000 t 600 t 300 t 0 t "" t "" t "" }' |
+    pipe_calls >"$RB_TEST_TMP/scale.pipe" 2>&1
+expect_match "1,997 arrivals sent in one pipeline" "errors: 0, replies: $M" "$(cat "$RB_TEST_TMP/scale.pipe")"
+expect_eq "... all in round 1" $M "$(pcli ZCARD "$b:1:in")"
+u=unix://$sock
+rb wait --url "$u" --name "$name" --n $N --id waiter --timeout 60 \
+    2>"$RB_TEST_TMP/scale.waiter" & wpid=$!
+members_are() { [ "$(pcli ZCARD "$1")" = "$2" ]; }
+check "the waiting rbarrier party arrives" wait_until 30 members_are "$b:1:in" $((M + 1))
+rb wait --url "$u" --name "$name" --n $N --id quitter --timeout 1 2>"$RB_TEST_TMP/scale.quitter"
+expect_eq "the party that times out exits 124" 124 $?
+wait "$wpid"; expect_eq "the waiting party exits 3 (broken)" 3 $?
+out=$(pcli LINDEX "$b:1:out" 0)
+expect_match "the outcome counts everyone and names the first few" \
+    "^broken quitter timed out after 1s \(1999/2000 arrived: ([^, ]+,){7}[^, ]+ and 1991 more\)$" "$out"
+check "... in a bounded size (${#out} bytes)" [ "${#out}" -lt 300 ]
+expect_match "the waiting party says it" "quitter timed out after 1s \(1999/2000 arrived: .* and 1991 more\)" \
+    "$(cat "$RB_TEST_TMP/scale.waiter")"
+# Each scripted party's next heartbeat answers the same outcome.
+seq 1 $M | sed "s/.*/EVALSHA $BEAT 4 $b $b:1:in $b:1:out $b:nonce 1 p& 600000 300 600/" |
+    pcli >"$RB_TEST_TMP/scale.beats" 2>&1
+expect_eq "... every one of them: the round's one outcome" "$M $out" \
+    "$(grep -v '^out$' "$RB_TEST_TMP/scale.beats" | sort | uniq -c | sed 's/^ *//')"
+
+# 2. A job of 2,000 whose last runner never comes: 1,998 enter by script,
+#    one rbarrier runner times out entering. The reason names counts and
+#    the first few.
+JOBENTER=$(sha_of job-enter-1.lua)
+job=$(fresh bigjob); j="rb:j:{$job}"
+seq 1 1998 | awk -v sha="$JOBENTER" -v j="$j" -v n=$N -v t="$t" '
+    { print "EVALSHA" t sha t 1 t j t "m" $1 t n t 600000 t 600 t 300 t 0 t "new" t 0 t "" }' |
+    pipe_calls >"$RB_TEST_TMP/scale.enter" 2>&1
+expect_match "1,998 members enter in one pipeline" "errors: 0, replies: 1998" "$(cat "$RB_TEST_TMP/scale.enter")"
+rb run --url "$u" --name "$job" --n $N --id late --timeout 1 -- true 2>"$RB_TEST_TMP/scale.late"
+expect_eq "the runner that times out entering exits 124" 124 $?
+r=$(pcli HGET "$j" reason)
+expect_match "the job's reason counts everyone and names the first few" \
+    "\(1999/2000 entered: ([^, ]+,){7}[^, ]+ and 1991 more\)$" "$r"
+check "... in a bounded size (${#r} bytes)" [ "${#r}" -lt 300 ]
+
+# 3. --expect with 20,000 ids: more than one argument holds (@FILE), sent
+#    to Redis once (parties send its SHA1), and a round of them passes.
+E=20000
+ids=$RB_TEST_TMP/ids.txt
+seq -f 'party-%05g' 1 $E >"$ids"
+list=$(paste -sd, "$ids")
+sha=$(printf '%s' "$list" | sha1sum | cut -d' ' -f1)
+check "the list is longer than one argument may be (${#list} bytes)" [ "${#list}" -gt 131072 ]
+name=$(fresh expect); b=$(bkey "$name")
+# xarrive ID: an arrival with the list's digest alone
+xarrive() { pcli EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" "$1" "n$1" $E 600000 600 300 0 '' "$sha" ''; }
+expect_eq "an arrival with the digest of a list Redis does not hold is asked for it" needlist "$(xarrive party-00003)"
+expect_eq "... having written nothing" 0 "$(pcli EXISTS "$b")"
+printf 'EVALSHA\t%s\t2\t%s\t%s:nonce\tparty-00003\tnparty-00003\t%s\t600000\t600\t300\t0\t\t%s\t\t%s\n' \
+    "$ARRIVE" "$b" "$b" $E "$sha" "$list" | pipe_calls >"$RB_TEST_TMP/scale.list" 2>&1
+expect_match "the same arrival with the list counts" "errors: 0, replies: 1" "$(cat "$RB_TEST_TMP/scale.list")"
+expect_eq "... and stores it once" $E "$(pcli SCARD "$b:x:$sha")"
+expect_match "an id not on it is refused" "^badexpect" "$(xarrive intruder | head -1)"
+tail -n +4 "$ids" | awk -v sha="$ARRIVE" -v b="$b" -v n=$E -v d="$sha" -v t="$t" '
+    { print "EVALSHA" t sha t 2 t b t b ":nonce" t $1 t "n" $1 t n t 600000 t 600 t 300 t 0 t "" t d t "" }' |
+    pipe_calls >"$RB_TEST_TMP/scale.x" 2>&1
+expect_match "19,997 more arrivals with the digest alone" "errors: 0, replies: $((E - 3))" "$(cat "$RB_TEST_TMP/scale.x")"
+expect_eq "... all counted" $((E - 2)) "$(pcli ZCARD "$b:1:in")"
+rb wait --url "$u" --name "$name" --expect @"$ids" --id party-00001 --timeout 60 2>"$RB_TEST_TMP/scale.x1" & xpid=$!
+check "an rbarrier party with --expect @FILE arrives" wait_until 30 members_are "$b:1:in" $((E - 1))
+in0=$(pcli INFO stats | tr -d '\r' | sed -n 's/^total_net_input_bytes://p')
+rb wait --url "$u" --name "$name" --expect @"$ids" --id party-00002 --timeout 60 2>"$RB_TEST_TMP/scale.x2"
+expect_eq "the last one completes the round (exit 0)" 0 $?
+in1=$(pcli INFO stats | tr -d '\r' | sed -n 's/^total_net_input_bytes://p')
+check "... without sending the list ($((in1 - in0)) bytes in, the list is ${#list})" [ $((in1 - in0)) -lt 50000 ]
+wait "$xpid"; expect_eq "... and the waiting one passes too" 0 $?
+expect_eq "the round passed" ok "$(pcli LINDEX "$b:1:out" 0)"
+
+# 4. Bad --expect files exit 2 with one line, and nothing reaches Redis.
+before=$(pcli INFO commandstats | tr -d '\r' | grep '^cmdstat_' | grep -v '^cmdstat_info:')
+rb wait --url "$u" --name "$(fresh bad)" --expect @"$RB_TEST_TMP/no-such-file" --id a 2>"$RB_TEST_TMP/scale.bad1"
+expect_eq "--expect @ a missing file: exit 2" 2 $?
+expect_match "... saying so in one line" "^rbarrier: .*no-such-file: No such file or directory$" "$(cat "$RB_TEST_TMP/scale.bad1")"
+{ cat "$ids"; echo party-00017; } >"$RB_TEST_TMP/dup.txt"
+rb wait --url "$u" --name "$(fresh bad)" --expect @"$RB_TEST_TMP/dup.txt" --id party-00001 2>"$RB_TEST_TMP/scale.bad2"
+expect_eq "--expect @FILE naming an id twice among 20,001: exit 2" 2 $?
+expect_match "... naming it" "lists 'party-00017' twice" "$(cat "$RB_TEST_TMP/scale.bad2")"
+after=$(pcli INFO commandstats | tr -d '\r' | grep '^cmdstat_' | grep -v '^cmdstat_info:')
+expect_eq "... and nothing was sent" "$before" "$after"
+
+# 5. The barrier hash holds no per-party state: five rounds of 300 fresh
+#    ids each (as the default id, host:pid, is fresh on every run) leave
+#    it as small as one round does; each id's record is a key of its own
+#    that expires by itself.
+name=$(fresh fresh); b=$(bkey "$name")
+for r in 1 2 3 4 5; do
+    seq 1 300 | awk -v sha="$ARRIVE" -v b="$b" -v r=$r -v t="$t" '
+        { print "EVALSHA" t sha t 2 t b t b ":nonce" t "r" r "-" $1 t "n" r "-" $1 t 300 t 10000 t 600 t 300 t 0 t "" t "" t "" }' |
+        pipe_calls >"$RB_TEST_TMP/scale.fresh" 2>&1
+    [ "$(pcli LINDEX "$b:$r:out" 0)" = ok ] || not_ok "round $r of fresh ids passed"
+    [ $r = 1 ] && fields1=$(pcli HLEN "$b")
+done
+expect_eq "five rounds passed" 6 "$(pcli HGET "$b" gen)"
+fields=$(pcli HLEN "$b")
+check "the barrier hash has as many fields after 1,500 ids as after 300 ($fields, $fields1)" [ "$fields" -le "$fields1" ]
+check "... a handful ($fields)" [ "$fields" -le 12 ]
+ttl=$(pcli TTL "$b:i:r5-300")
+check "an id's record expires by itself, within a minute ($ttl s)" [ "$ttl" -gt 0 -a "$ttl" -le 60 ]
+
+# 6. status of a round of 2,500 lists every member, read in pages of at
+#    most 1,000 (no call holds Redis long), each once.
+name=$(fresh status); b=$(bkey "$name")
+seq 1 2500 | awk -v sha="$ARRIVE" -v b="$b" -v t="$t" '
+    { print "EVALSHA" t sha t 2 t b t b ":nonce" t "s" $1 t "n" $1 t 3000 t 600000 t 600 t 300 t 0 t "" t "" t "" }' |
+    pipe_calls >"$RB_TEST_TMP/scale.status" 2>&1
+expect_match "2,500 arrivals in one pipeline" "errors: 0, replies: 2500" "$(cat "$RB_TEST_TMP/scale.status")"
+pcli CONFIG RESETSTAT >/dev/null
+rb status --url "$u" --name "$name" --json >"$RB_TEST_TMP/status.json"
+expect_eq "status exits 0" 0 $?
+got=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); m=[x["id"] for x in d["members"]]; print(len(m), len(set(m)))' "$RB_TEST_TMP/status.json")
+expect_eq "... listing each of the 2,500 members once" "2500 2500" "$got"
+calls=$(pcli INFO commandstats | tr -d '\r' | sed -n 's/^cmdstat_evalsha:calls=\([0-9]*\),.*/\1/p')
+check "... in pages: 3 or more calls ($calls)" [ "${calls:-0}" -ge 3 ]
+
+stop_redis "$scale_pid"
