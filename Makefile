@@ -247,12 +247,6 @@ bench-torch: $(BUILD)/rbarrier
 # Every measurement once, for seconds: it fails when one cannot be made or
 # prints no number, so the bench cannot rot unnoticed (its numbers mean
 # nothing).
-# python3-torch (Debian's, about 830 MB) for tests/integration/t_torch.sh,
-# which is skipped without it.
-.PHONY: deps-torch
-deps-torch:
-	$(Q)DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-torch
-
 .PHONY: bench-smoke
 bench-smoke: all $(BUILD)/bench/rb_bench
 	$(Q)RB_BENCH_SMOKE=1 RBARRIER=$(abspath $(BUILD)/rbarrier) \
