@@ -31,6 +31,15 @@
 #                       included, per member and second (INFO's own reads
 #                       left out); job_cmds_per_member_s the client
 #                       commands alone (EVALSHA and the blocking read)
+#   job_stall_exit_ms   from w0's CMD stamping just before it stops itself
+#                       (SIGSTOP) while the others make progress, to the
+#                       last runner's exit (N=8, --stall-after 2s, --lease
+#                       3s; the target, job_stall_bound_ms, is stall-after
+#                       + lease/3 + 1 s)
+#   job_stall_calls_per_member_s, job_stall_cmds_per_member_s: as the
+#                       commands above, with --stall-after on and the
+#                       members making progress each second (progress
+#                       rides on the renewals: the same cost)
 
 # jb_runner DIR NAME N I CMD [run flags...]: runner wI in the background;
 # its pid in DIR/wI.pid, its exit time and code in DIR/wI.exit, .code.
@@ -51,6 +60,9 @@ jb_runner() {
 # A CMD that marks running (DIR/run.<attempt>.<id>, its pid in
 # DIR/pid.<id>), then sleeps until its runner stops it.
 jb_sleeper() { echo ": > $1/run.\$RBARRIER_RESTART.\$RBARRIER_ID; echo \$\$ > $1/pid.\$RBARRIER_ID; exec sleep 1000"; }
+# The same, making progress each second with a shell builtin (a
+# redirection sets the file's time): a healthy member under --stall-after.
+jb_beater() { echo ": > $1/run.\$RBARRIER_RESTART.\$RBARRIER_ID; echo \$\$ > $1/pid.\$RBARRIER_ID; while :; do : > \"\$RBARRIER_PROGRESS\"; sleep 1; done"; }
 # w0's CMD: marks running, waits for a line on DIR/fifo.<attempt>, stamps
 # DIR/fail.<attempt> and exits 1.
 jb_failer() { echo ": > $1/run.\$RBARRIER_RESTART.\$RBARRIER_ID; read x < $1/fifo.\$RBARRIER_RESTART; : > $1/fail.\$RBARRIER_RESTART; exit 1"; }
@@ -161,15 +173,17 @@ jb_cmdstats() {
 # renewals then are: entering together, they would renew together, and a
 # window would count a whole interval's renewals or none.
 job_bench_calls() {
-    local n=$1 windows=$2 secs=$3 lease=${4:-10} w i dir name t0 t1
+    local n=$1 windows=$2 secs=$3 lease=${4:-10} row=${5:-job} w i dir name t0 t1
+    shift $(($# < 5 ? $# : 5))
     name=$(fresh jobcalls) dir=$tmp/jobs/$name
     mkdir -p "$dir" && mkfifo "$dir/fifo.0"
     for i in $(seq 0 $((n - 1))); do
         [ "$i" = 0 ] || sleep "$(awk -v l="$lease" -v n="$n" 'BEGIN { printf "%.3f", l / 3 / n }')"
         if [ "$i" = 0 ]; then
-            jb_runner "$dir" "$name" "$n" 0 "$(jb_failer "$dir")" --lease "${lease}s"
+            jb_runner "$dir" "$name" "$n" 0 "$(jb_failer "$dir")" --lease "${lease}s" "$@"
         else
-            jb_runner "$dir" "$name" "$n" "$i" "$(jb_sleeper "$dir")" --lease "${lease}s"
+            jb_runner "$dir" "$name" "$n" "$i" "$(if [ $# -gt 0 ]; then jb_beater "$dir"; else jb_sleeper "$dir"; fi)" \
+                --lease "${lease}s" "$@"
         fi
     done
     wait_until 60 jb_all_running "$dir" 0 "$n" || jb_fail "the CMDs of $name did not all start" || return 1
@@ -179,7 +193,7 @@ job_bench_calls() {
         sleep "$secs"
         jb_cmdstats > "$dir/after"
         t1=$(now_ms)
-        awk -v n="$n" -v ms=$((t1 - t0)) -v w="$w" '
+        awk -v n="$n" -v ms=$((t1 - t0)) -v w="$w" -v row="$row" '
             NR == FNR { before[$1] = $2; next }
             $1 != "info" && $2 > before[$1] {
                 d = $2 - before[$1]; all += d
@@ -187,13 +201,39 @@ job_bench_calls() {
                 printf "# job window %d per member-s: %s %.3f\n", w, $1, d / n / (ms / 1000)
             }
             END {
-                printf "job_calls_per_member_s %.3f\n", all / n / (ms / 1000)
-                printf "job_cmds_per_member_s %.3f\n", client / n / (ms / 1000)
+                printf "%s_calls_per_member_s %.3f\n", row, all / n / (ms / 1000)
+                printf "%s_cmds_per_member_s %.3f\n", row, client / n / (ms / 1000)
             }' "$dir/before" "$dir/after"
     done
     echo go > "$dir/fifo.0"
     wait_until 60 jb_all_exited "$dir" "$n" || jb_fail "the runners of $name did not all exit" || return 1
     wait
+}
+
+# job_bench_stall N BREAKS STALL_S LEASE_S: job_stall_exit_ms per stall.
+# The members make progress with a shell builtin (a redirection sets the
+# file's time), so no process is started per beat.
+job_bench_stall() {
+    local n=$1 breaks=$2 stall=$3 lease=$4 i dir name beat
+    echo "job_stall_bound_ms $((stall * 1000 + lease * 1000 / 3 + 1000))"
+    for _ in $(seq "$breaks"); do
+        name=$(fresh jobstall) dir=$tmp/jobs/$name
+        mkdir -p "$dir"
+        beat="while [ ! -e $dir/go ]; do : > \"\$RBARRIER_PROGRESS\"; sleep 0.2; done"
+        jb_runner "$dir" "$name" "$n" 0 ": > $dir/run.0.w0; $beat; : > $dir/stall.0; kill -STOP \$\$" \
+            --lease "${lease}s" --stall-after "${stall}s" --kill-after 2s
+        for i in $(seq 1 $((n - 1))); do
+            jb_runner "$dir" "$name" "$n" "$i" ": > $dir/run.0.w$i; while :; do : > \"\$RBARRIER_PROGRESS\"; sleep 0.2; done" \
+                --lease "${lease}s" --stall-after "${stall}s" --kill-after 2s
+        done
+        wait_until 60 jb_all_running "$dir" 0 "$n" || jb_fail "the CMDs of $name did not all start" || return 1
+        : > "$dir/go"
+        wait_until 60 jb_all_exited "$dir" "$n" || jb_fail "the runners of $name did not all exit" || return 1
+        wait
+        echo "job_stall_exit_ms $(( $(jb_max "$dir" 'w*.exit') - $(jb_max "$dir" stall.0) ))"
+        [ "$(jb_codes "$dir" 0 $((n - 1)) | tr -d ' 3')" = "" ] && grep -q "w0 made no progress" "$dir/err" ||
+            jb_fail "$name: exit codes $(jb_codes "$dir" 0 $((n - 1))), not 3s naming w0" || return 1
+    done
 }
 
 # The rows: BREAKS breaks of each kind (RB_BENCH_JOB_BREAKS, default 20;
@@ -212,11 +252,16 @@ jobs_rows() {
     step job_bench_silent 4 "$breaks" 2
     say "jobs: $breaks restarts of one job at N=8"
     step job_bench_restart 8 "$breaks"
+    say "jobs: $breaks stalls at N=8 (one member stops itself), stall-after 2 s, lease 3 s"
+    step job_bench_stall 8 "$breaks" 2 3
     if [ "$SMOKE" = 1 ]; then
         say "jobs: commands while 8 members run, a window of 2 s, lease 3 s"
         step job_bench_calls 8 1 2 3
+        step job_bench_calls 8 1 2 3 job_stall --stall-after 1h
     else
         say "jobs: commands while 8 members run, 3 windows of 10 s, default lease"
         step job_bench_calls 8 3 10
+        say "jobs: the same with --stall-after on"
+        step job_bench_calls 8 3 10 10 job_stall --stall-after 1h
     fi
 }

@@ -128,6 +128,13 @@ function jobs_table(    lim) {
          "<=2.0", MED["job_calls_per_member_s"] <= 2)
     jrow("  of which client commands/s per member", "job_cmds_per_member_s", "",
          "-", 1)
+    lim = MED["job_stall_bound_ms"]
+    jrow("job: member stops to last exit, N=8 (stall)", "job_stall_exit_ms", "ms",
+         "<=" num(lim / 1000) "s", MED["job_stall_exit_ms"] <= lim)
+    jrow("job: commands/s per member, --stall-after", "job_stall_calls_per_member_s", "",
+         "<=2.0", MED["job_stall_calls_per_member_s"] <= 2)
+    jrow("  of which client commands/s per member", "job_stall_cmds_per_member_s", "",
+         "-", 1)
     printf "%d of %d #22 targets met (silent death: lease %s + 1 s).\n", j22ok,
         j22, num(MED["job_silent_lease_ms"] / 1000) "s"
 }

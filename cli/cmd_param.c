@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "progress.h"
 
 #define PARAM_HELP "parameter name (no braces, spaces or control " \
                    "characters; up to 200 bytes)"
@@ -56,6 +57,8 @@ static int param_open(const cli_common *common, const char *param,
 static int param_done(int rc, const rb_error *err)
 {
     int code = cli_exit_code(rc, cli_signal());
+
+    cli_progress_touch();
 
     if (rc != RB_OK)
         return cli_fail(code, "%s", err->msg);

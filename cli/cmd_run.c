@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "config.h"
 #include "clock.h"
+#include "run_stop.h"
 #include "supervise.h"
 #include "torch_env.h"
 
@@ -30,13 +31,16 @@ static const char run_description[] =
     "runs CMD in a process group of its own while its lease is renewed\n"
     "(every lease/3), and all leave together; the exit status is then 0.\n"
     "A member fails when its CMD exits non-zero or is killed by a signal,\n"
-    "when its runner gets a signal, or when its lease runs out (runner\n"
-    "killed, host cut off). Then the job breaks: every other runner sends\n"
-    "SIGTERM to its CMD's group (SIGKILL --kill-after later) and exits 3\n"
-    "with the reason; the failing runner exits with CMD's status (128+N for\n"
-    "signal N). With --restarts K every member meets again and reruns CMD,\n"
-    "up to K times. --timeout bounds each entering round, not CMD (a\n"
-    "re-entering round ends after 5 minutes even with --timeout 0).\n"
+    "or when its lease runs out (runner killed, host cut off). Then the job\n"
+    "breaks: every other runner sends SIGTERM to its CMD's group (SIGKILL\n"
+    "--kill-after later) and exits 3 with the reason; the failing runner\n"
+    "exits with CMD's status. A runner that gets SIGTERM, SIGINT or SIGHUP\n"
+    "while CMD runs stops the job: every CMD gets SIGTERM once, in-job waits\n"
+    "keep passing (to agree on a step to save) and each member leaves when\n"
+    "its CMD exits or --kill-after ends; that runner exits 128+N, the others\n"
+    "3. With --restarts K, after a break (not a stop) every member meets\n"
+    "again and reruns CMD, up to K times. --timeout bounds each entering\n"
+    "round, not CMD (a re-entering one ends after 5 minutes even with 0).\n"
     "CMD sees RBARRIER_JOB, RBARRIER_ID, RBARRIER_N, RBARRIER_RANK (0..N-1:\n"
     "the place in --expect, else the order of entry), RBARRIER_RESTART,\n"
     "RBARRIER_URL (its password, if any, as REDISCLI_AUTH), and\n"
@@ -51,7 +55,7 @@ typedef struct run_flags {
     cli_common common;
     struct arg_str *name, *n, *id, *expect, *timeout, *lease, *ttl,
                    *restarts, *kill_after, *nproc, *master_addr,
-                   *master_port;
+                   *master_port, *stall_after, *progress_file;
     struct arg_lit *quiet, *no_history;
     struct arg_end *end;
 } run_flags;
@@ -62,6 +66,8 @@ typedef struct runner {
     char *const *argv;
     cli_config cfg;
     long long kill_after_ms;
+    long long stall_after_ms; /* 0: no stall check */
+    const char *progress_file;
     int quiet;
     int wake;                 /* epoll over the signal pipe, and while CMD
                                  runs the supervisor's and job control's */
@@ -139,6 +145,8 @@ static int start_cmd(runner *r, rb_error *err)
     o.kill_after_ms = r->kill_after_ms;
     o.lease_ms = r->o.lease_ms > 0 ? r->o.lease_ms : 10000;
     o.held_until_ms = cli_now_ms() + rb_job_lease_left_ms(r->job);
+    o.stall_after_ms = r->stall_after_ms;
+    o.progress_file = r->progress_file;
     /* Under --json stdout carries only the result. */
     if (cli_out_json())
         o.stdout_fd = STDERR_FILENO;
@@ -236,6 +244,12 @@ static int parse_flags(run_flags *f, runner *r, char *default_id,
             return RB_EINVAL;
         r->kill_after_ms = ms;
     }
+    if (cli_run_stall_flags(f->stall_after->count ? f->stall_after->sval[0]
+                                                  : NULL,
+                            f->progress_file->count
+                                ? f->progress_file->sval[0] : NULL,
+                            &r->stall_after_ms, &r->progress_file, err))
+        return RB_EINVAL;
     if (f->id->count) {
         r->o.id = f->id->sval[0];
     } else if (getenv("RBARRIER_JOB") == NULL && r->o.expect) {
@@ -274,6 +288,32 @@ static int interrupted(runner *r, rb_error *err)
     stop_cmd(r, sig);
     return cli_fail(cli_exit_code(RB_ECANCELED, sig), "%s: %s", r->o.name,
                     what);
+}
+
+/* ---- preemption: the job stops (run_stop.c) ---- */
+
+static int cmd_end(void *p) { return stop_cmd(p, SIGKILL); }
+
+static int hold_stop(runner *r, rb_error *err)
+{
+    cli_run_stop s = { r->job, &r->sup, r->o.name, r->o.id,
+                       r->kill_after_ms, cmd_end, r };
+
+    watch(r, cli_signal_fd(), 0);
+    return cli_run_hold_stop(&s, err);
+}
+
+/* CMD made no progress for --stall-after: the job breaks (every runner,
+ * this one too, exits 3; --restarts reruns it), then CMD stops. */
+static int stalled(runner *r, rb_error *err)
+{
+    int rc = cli_run_stall(r->job, &r->sup, err);
+
+    stop_cmd(r, SIGTERM);
+    if (rc == RB_EBROKEN && rb_job_can_restart(r->job))
+        return note_break(r, err);
+    return cli_fail_as(cli_exit_code(rc == RB_OK ? RB_EBROKEN : rc, 0), NULL,
+                       err->msg, r->o.name);
 }
 
 /* CMD ended with status: leave (0) or fail. Returns -1 to go on with the
@@ -385,17 +425,23 @@ static int attempt(runner *r)
     for (;;) {
         int st;
 
-        rc = rb_job_keep(r->job, -1, &done, &err);
+        rc = rb_job_keep(r->job, cli_run_progress(r->job, &r->sup), &done,
+                         &err);
         if (rc == RB_OK)
             cli_sup_held(&r->sup, cli_now_ms() + rb_job_lease_left_ms(r->job));
         if (rc == RB_ECANCELED || rc == RB_OK) {
-            if (cli_signal())
-                return interrupted(r, &err);
+            if (cli_signal())   /* preempted: the job stops */
+                return cli_run_stop_job(r->job, r->o.id, &err) != RB_OK
+                           ? interrupted(r, &err) : hold_stop(r, &err);
+            if (rb_job_stopping(r->job))
+                return hold_stop(r, &err);
             cli_reap();
             cli_sup_job_control(&r->sup);
             st = cli_sup_check(&r->sup);
             if (st == CLI_SUP_RUNNING)
                 continue;
+            if (st == CLI_SUP_STALLED)
+                return stalled(r, &err);
             if (st == CLI_SUP_ENDED)
                 /* Ended: what it left (its group, escaped daemons) goes
                  * now. */
@@ -414,7 +460,7 @@ static int attempt(runner *r)
 int cmd_run(int argc, char **argv)
 {
     run_flags f;
-    void *table[14 + CLI_COMMON_COUNT + 1];
+    void *table[16 + CLI_COMMON_COUNT + 1];
     size_t nt = 0;
     runner r;
     rb_error err;
@@ -462,6 +508,13 @@ int cmd_run(int argc, char **argv)
                              "every member (default: a port free on rank "
                              "0's host, fresh per restart)");
     f.quiet = arg_lit0("q", "quiet", "no notes on stderr about restarts");
+    f.stall_after = arg_str0(NULL, "stall-after", "DUR", "a command that "
+                             "makes no progress for DUR is stuck: the job "
+                             "breaks, naming the member most likely stuck "
+                             "(DUR must exceed CMD's start-up time)");
+    f.progress_file = arg_str0(NULL, "progress-file", "PATH", "a change of "
+                               "PATH (a log CMD writes) is progress, as a "
+                               "touch of $RBARRIER_PROGRESS is");
     f.end = arg_end(10);
     table[nt++] = f.name;
     table[nt++] = f.n;
@@ -475,6 +528,8 @@ int cmd_run(int argc, char **argv)
     table[nt++] = f.nproc;
     table[nt++] = f.master_addr;
     table[nt++] = f.master_port;
+    table[nt++] = f.stall_after;
+    table[nt++] = f.progress_file;
     table[nt++] = f.quiet;
     table[nt++] = f.no_history = cli_no_history_flag();
     nt += (size_t)cli_common_table(&f.common, table + nt);

@@ -355,7 +355,7 @@ int cmd_wait(int argc, char **argv)
     rb_error err;
     cli_config cfg = CLI_CONFIG_INIT;
     rb_conn *conn = NULL;
-    cli_progress line = { NULL, NULL, 0 };
+    cli_progress line = { NULL, NULL, 0, 0 };
     child ch;
     cli_reduce_kind reduce = CLI_REDUCE_NONE;
     char default_id[192], reduced[64] = "";
@@ -446,12 +446,22 @@ int cmd_wait(int argc, char **argv)
         o.progress_ms = 1000;
     }
 
+    if (o.job && getenv("RBARRIER_PROGRESS")) {
+        /* Waiting for the others is progress too (run --stall-after),
+         * said each second (a heartbeat a second while it waits). */
+        line.touch = 1;
+        o.progress = cli_progress_show;
+        o.progress_payload = &line;
+        o.progress_ms = 1000;
+    }
     if ((code = cli_config_open(&cfg, &conn)) >= 0 ||
         (code = cli_history_off(f.no_history, conn, o.prefix,
                                 o.job ? o.job : o.name, o.ttl_ms)) >= 0)
         goto out;
     cli_wait_opts_fill(&opts, &o);
+    cli_progress_touch();
     rc = rb_barrier_wait(&res, conn, &opts, &err);
+    cli_progress_touch();
     cli_progress_erase(&line);
     if (res.duplicate && !quiet)
         cli_message("warning: %s: id '%s' was already waiting in round %lld "

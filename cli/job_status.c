@@ -60,6 +60,11 @@ static void json_job(cli_json *j, const rb_job_status *st,
             cli_json_int(j, m->exit_status);
         else
             cli_json_null(j);
+        cli_json_key(j, "progress_age_ms");
+        if (m->progress_age_ms >= 0)
+            cli_json_int(j, m->progress_age_ms);
+        else
+            cli_json_null(j);
         cli_json_end_obj(j);
     }
     cli_json_end_arr(j);
@@ -102,6 +107,8 @@ int cli_job_status(rb_conn *conn, const char *prefix, const char *name,
            strcmp(st.state, "enter") == 0 ? "entering"
            : strcmp(st.state, "run") == 0 ? "running"
            : strcmp(st.state, "done") == 0 ? "done (everyone left)"
+           : strcmp(st.state, "stop") == 0 ? "stopping (commands save and exit)"
+           : strcmp(st.state, "stopped") == 0 ? "stopped"
                                             : "over (broken)");
     if (st.restarts)
         printf(", restart %ld of %ld", st.attempt, st.restarts);
@@ -116,6 +123,9 @@ int cli_job_status(rb_conn *conn, const char *prefix, const char *name,
                    m->lease_left_ms % 1000);
         if (m->exit_status >= 0)
             printf(" exit %d", m->exit_status);
+        if (m->progress_age_ms >= 0)
+            printf(" progress %lld.%llds ago", m->progress_age_ms / 1000,
+                   m->progress_age_ms % 1000 / 100);
         printf("\n");
     }
     if (missing[0]) {
@@ -127,7 +137,8 @@ int cli_job_status(rb_conn *conn, const char *prefix, const char *name,
     }
     if (st.reason[0]) {
         cli_escape(text, sizeof(text), st.reason);
-        printf("broken        %s\n", text);
+        printf("%s %s\n", st.state[0] == 's' ? "stopped      " : "broken       ",
+               text);
     }
     rb_job_status_clear(&st);
     return RB_OK;

@@ -31,6 +31,10 @@ static int cancel_pipe[2] = { -1, -1 };
 static int chld_pipe[2] = { -1, -1 };
 static int jobctl_pipe[2] = { -1, -1 };
 static volatile sig_atomic_t caught_signal, caught_stop;
+/* Counts SIGCONTs while a supervised command runs: a stop that a continue
+ * already followed is not acted on, and a stop the kernel discarded (an
+ * orphaned process group) is told apart from one that stopped us. */
+static volatile sig_atomic_t conts, conts_at_stop;
 
 static int was_ignored(int sig)
 {
@@ -110,6 +114,7 @@ static void on_stop(int sig)
     char byte = (char)sig;
 
     caught_stop = sig;
+    conts_at_stop = conts;
     if (write(jobctl_pipe[1], &byte, 1) < 0) {
         /* a stop is already pending */
     }
@@ -132,18 +137,46 @@ static void jobctl_dispositions(void (*handler)(int))
             sigaction(jobctl_signals[i], &sa, NULL);
 }
 
+static void on_cont(int sig)
+{
+    (void)sig;
+    conts++;
+}
+
 int cli_jobctl_install(void)
 {
+    struct sigaction sa;
+
     cli_signals_init();
     if (jobctl_pipe[0] < 0 && nonblocking_pipe(jobctl_pipe) != 0)
         return -1;
     jobctl_dispositions(on_stop);
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_cont;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGCONT, &sa, NULL);
     return 0;
+}
+
+void cli_jobctl_stop_self(int sig)
+{
+    sig_atomic_t before = conts;
+
+    jobctl_dispositions(SIG_DFL);
+    raise(sig);
+    /* Not stopped: the kernel drops a terminal stop signal in a process
+     * group that no shell controls (orphaned). The stop was asked for all
+     * the same, and the command's tree is frozen: stop for good. */
+    if (conts == before)
+        raise(SIGSTOP);
+    jobctl_dispositions(on_stop);
 }
 
 void cli_jobctl_default(void)
 {
     jobctl_dispositions(SIG_DFL);
+    signal(SIGCONT, SIG_DFL);
 }
 
 int cli_jobctl_fd(void)
@@ -155,6 +188,10 @@ int cli_jobctl_take(void)
 {
     int sig = (int)caught_stop;
 
+    /* A continue came after the stop and before we acted on it: the stop
+     * is over already. */
+    if (conts != conts_at_stop)
+        sig = 0;
     caught_stop = 0;
     if (jobctl_pipe[0] >= 0)
         cli_signals__drain(jobctl_pipe[0]);

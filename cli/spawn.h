@@ -49,7 +49,12 @@ int cli_child_fd(void);
 int cli_jobctl_install(void);
 void cli_jobctl_default(void);
 int cli_jobctl_fd(void);       /* readable while a stop is pending */
-int cli_jobctl_take(void);     /* the stop signal that came (0: none) */
+int cli_jobctl_take(void);     /* the stop signal that came (0: none, or
+                                  a SIGCONT came after it) */
+/* Stop rbarrier with sig as a shell expects (SIGSTOP when the kernel
+ * drops sig, in a process group no shell controls); returns once
+ * continued. */
+void cli_jobctl_stop_self(int sig);
 
 /* pipe(2) with both ends close-on-exec: a child holds only the end it is
  * given (a worker that held the read end of its own output pipe would

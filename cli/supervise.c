@@ -300,11 +300,9 @@ void cli_sup_job_control(cli_sup *s)
     }
     fflush(stdout);
     fflush(stderr);
-    cli_jobctl_default();
-    raise(sig);
+    cli_jobctl_stop_self(sig);
     /* Continued (fg, bg, SIGCONT). If the lease ran out meanwhile the
      * watchdog has ended the tree, and the next renewal says so. */
-    cli_jobctl_install();
     order(s, 'T', 0, 0);
 }
 

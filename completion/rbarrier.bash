@@ -59,7 +59,7 @@ _rbarrier()
         choices=$(grep -oE '(^|[ =(])[a-z0-9]+(\|[a-z0-9]+)+' <<<"$line" | head -n 1)
         choices=${choices#[ =(]}
         case $flag in
-        --cacert | --cert | --key)
+        --cacert | --cert | --key | --progress-file)
             COMPREPLY=($(compgen -f -- "$cur"))
             return ;;
         --once)

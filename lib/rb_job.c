@@ -26,27 +26,6 @@
 #define RB_PEER_LATE_MS 100
 #define RB_SLICE_MIN_MS 10
 
-enum { PHASE_NONE = 0, PHASE_ENTER, PHASE_RUN, PHASE_LEAVE, PHASE_BROKEN };
-
-struct rb_job {
-    rb_conn *c;
-    char *prefix, *name, *id, *expect;
-    long n, restarts;
-    long long lease_ms, timeout_ms, slice_ms;
-    char base[RB_KEY_MAX];
-    char list_key[RB_KEY_MAX];    /* the list this member blocks on */
-    char lease_t[24], ttl_t[24], linger_t[24], n_t[24], k_t[24];
-    char epoch_t[24], att_t[24];
-    long long epoch;
-    long att, rank;
-    int phase;
-    long long renewed_at;         /* last renewal that Redis took */
-    long long next_keep;          /* when the next renewal is due */
-    long long peer_at;            /* just after the earliest other
-                                     member's deadline; 0: none */
-    rb_job_rdv rdv;
-};
-
 /* ---- the handle ---- */
 
 static char *dup_or_null(const char *s, int *failed)
@@ -100,6 +79,7 @@ int rb_job_new(rb_job **out, rb_conn *c, const rb_job_opts *o, rb_error *err)
     snprintf(j->n_t, sizeof(j->n_t), "%ld", j->n);
     snprintf(j->k_t, sizeof(j->k_t), "%ld", j->restarts);
     j->rank = -1;
+    rb_random_hex(j->nonce, 16);
     if ((rc = rb_key__job(j->base, sizeof(j->base), o->prefix, o->name,
                           err)) != RB_OK) {
         rb_job_free(j);
@@ -148,9 +128,9 @@ static int script_failed(const rb_job *j, const rb_call *call, int rc,
     return rc;
 }
 
-static int run(rb_job *j, rb_script_id sid, const char *const *args,
-               int nargs, rb_call *call, redisReply **r,
-               rb_job_reply *jr, rb_error *err)
+int rb_job__run(rb_job *j, rb_script_id sid, const char *const *args,
+                int nargs, rb_call *call, redisReply **r, rb_job_reply *jr,
+                rb_error *err)
 {
     const char *keys[1] = { j->base };
     int rc = rb_script__run(j->c, sid, keys, args, nargs, call, r, err);
@@ -184,7 +164,7 @@ static int list_key(rb_job *j, const char *part, rb_error *err)
     return RB_OK;
 }
 
-static int broken(rb_job *j, const char *outcome, rb_error *err)
+int rb_job__broken(rb_job *j, const char *outcome, rb_error *err)
 {
     const char *reason = "";
 
@@ -194,9 +174,13 @@ static int broken(rb_job *j, const char *outcome, rb_error *err)
                          reason ? reason : outcome);
 }
 
-static int lost(rb_job *j, rb_error *err)
+int rb_job__lost(rb_job *j, const char *text, rb_error *err)
 {
     j->phase = PHASE_NONE;
+    if (text && strcmp(text, "replaced") == 0)
+        return rb_error__set(err, RB_ELOST, "%s: another runner took the "
+                             "place of id '%s' (this one's lease had "
+                             "passed)", j->name, j->id);
     return rb_error__set(err, RB_ELOST, "%s: job state lost (this member "
                          "is gone from attempt %ld of epoch %lld: was Redis "
                          "restarted without persistence?)", j->name, j->att,
@@ -224,7 +208,8 @@ static int block(rb_job *j, long long ms, char *text, size_t len,
     got = NULL;
     if (r->type != REDIS_REPLY_NIL &&
         (rb_job__str_at(r, &got) != RB_OK ||
-         (strcmp(got, "go") != 0 && rb_reply__outcome(got, NULL) < 0))) {
+         (strcmp(got, "go") != 0 && rb_reply__outcome(got, NULL) < 0 &&
+          strncmp(got, "stopping ", 9) != 0))) {
         freeReplyObject(r);
         return rb_error__set(err, RB_EPROTO, "%s: bad reply to %s", j->name,
                              cmd);
@@ -240,25 +225,45 @@ static int block(rb_job *j, long long ms, char *text, size_t len,
 static int keep_now(rb_job *j, rb_job_reply *jr, redisReply **r,
                     rb_error *err)
 {
-    const char *args[6] = { j->epoch_t, j->att_t, j->id, j->lease_t,
-                            j->ttl_t, j->linger_t };
+    char age[24];
     long long start = rb_now_ms();
+    long long ago = j->progress_at > 0 && start >= j->progress_at
+                        ? start - j->progress_at : -1;
+    /* Only a lease that may have passed on the server can have been taken
+     * over by another runner of this id: then the nonce goes along. */
+    int late = start >= j->renewed_at + j->lease_ms - j->slice_ms;
+    const char *args[9] = { j->epoch_t, j->att_t, j->id, j->lease_t,
+                            j->ttl_t, j->linger_t, age,
+                            j->halt == j->halt_sent ? ""
+                            : j->halt ? "halt" : "run",
+                            late ? j->nonce : "" };
     rb_call call = {
         .deadline = rb_deadline__until(j->renewed_at + j->lease_ms),
         .cancellable = 1,
     };
-    int rc;
+    int rc, sent;
 
+    /* The command's progress rides on the renewal (the stall's blame,
+     * status), and only once it is older than a renewal interval: a
+     * command that progresses more often costs nothing. */
+    sent = ago >= j->slice_ms;
+    if (sent)
+        snprintf(age, sizeof(age), "%lld", ago);
+    else
+        snprintf(age, sizeof(age), "%s", j->prog_sent ? "fresh" : "-1");
     if (call.deadline.until_ms <= start)
-        call.deadline.until_ms = start + 1;
-    rc = run(j, RB_SCRIPT_JOB_KEEP, args, 6, &call, r, jr, err);
+        call.deadline.until_ms = start + j->slice_ms;
+    rc = rb_job__run(j, RB_SCRIPT_JOB_KEEP, args, 9, &call, r, jr, err);
     if (rc == RB_EUNREACHABLE)
         return rb_error__set(err, RB_EUNREACHABLE, "%s: could not renew "
                              "the lease before it ran out: %s", j->name,
                              err->msg);
     if (rc != RB_OK)
         return rc;
-    if (jr->kind == RB_JOB_WAIT || jr->kind == RB_JOB_GO) {
+    if (jr->kind == RB_JOB_WAIT || jr->kind == RB_JOB_GO ||
+        jr->kind == RB_JOB_STOP) {
+        j->halt_sent = j->halt;
+        j->prog_sent = sent;
         j->renewed_at = start;
         j->next_keep = start + j->slice_ms;
         j->peer_at = jr->next_ms >= 0
@@ -267,15 +272,16 @@ static int keep_now(rb_job *j, rb_job_reply *jr, redisReply **r,
     return RB_OK;
 }
 
-/* The end of an attempt as the lists or a script said it. */
-static int ended(rb_job *j, const char *outcome, int *done, rb_error *err)
+int rb_job__ended(rb_job *j, const char *outcome, int *done, rb_error *err)
 {
     if (strcmp(outcome, "ok") == 0) {
         j->phase = PHASE_NONE;
         *done = 1;
         return RB_OK;
     }
-    return broken(j, outcome, err);
+    if (strncmp(outcome, "stopping ", 9) == 0)
+        return rb_job__stopping(j, outcome, done, err);
+    return rb_job__broken(j, outcome, err);
 }
 
 /* How long the next slice may block: to the next renewal, or just after
@@ -315,14 +321,14 @@ static int abandon_enter(rb_job *j, rb_error *err)
     args[5] = "-1";
     args[6] = j->ttl_t;
     args[7] = j->linger_t;
-    rc = run(j, RB_SCRIPT_JOB_END, args, 8, &call, &r, &jr, err);
+    rc = rb_job__run(j, RB_SCRIPT_JOB_END, args, 8, &call, &r, &jr, err);
     j->phase = PHASE_NONE;
     if (rc != RB_OK)
         return rb_error__set(err, RB_ETIMEOUT, "%s: %s (and could not tell "
                              "the others: %s)", j->name, what, err->msg);
     if (jr.kind == RB_JOB_OUT && strcmp(jr.text, "go") != 0 &&
         rb_reply__outcome(jr.text, NULL) == 0) {
-        rc = broken(j, jr.text, err);
+        rc = rb_job__broken(j, jr.text, err);
     } else if (jr.kind == RB_JOB_BROKEN) {
         const char *reason = "";
 
@@ -339,9 +345,9 @@ static int abandon_enter(rb_job *j, rb_error *err)
 int rb_job_enter(rb_job *j, rb_error *err)
 {
     rb_error local;
-    const char *args[11];
+    const char *args[12];
     char text[512];
-    long long start = rb_now_ms(), until, bound;
+    long long start = rb_now_ms(), until, bound, slice, dup_until = 0;
     redisReply *r = NULL;
     rb_job_reply jr;
     int rc, reenter;
@@ -381,8 +387,9 @@ int rb_job_enter(rb_job *j, rb_error *err)
         args[8] = j->expect ? j->expect : "";
         args[9] = j->rdv.host ? j->rdv.host : j->id;
         args[10] = j->rdv.endpoint;
-        if ((rc = run(j, RB_SCRIPT_JOB_ENTER, args, 11, &call, &r, &jr,
-                      err)) != RB_OK)
+        args[11] = j->nonce;
+        if ((rc = rb_job__run(j, RB_SCRIPT_JOB_ENTER, args, 12, &call, &r,
+                              &jr, err)) != RB_OK)
             return rc;
         if (jr.kind == RB_JOB_BADN) {
             rc = rb_error__set(err, RB_EINVAL, "%s: the open job has %s; "
@@ -398,10 +405,28 @@ int rb_job_enter(rb_job *j, rb_error *err)
             freeReplyObject(r);
             return rc;
         }
-        if (jr.kind != RB_JOB_BUSY)
+        if (jr.kind != RB_JOB_BUSY && jr.kind != RB_JOB_DUP)
             break;
-        /* Another run of this name is on, without this id: wait for its
-         * end (its out list), then try again. */
+        /* Busy: another run of this name is on, without this id. Dup:
+         * another runner holds this id; past its lease deadline it is
+         * dead and this one takes the place, but if it renewed meanwhile
+         * it lives and this one is refused. Either way: wait on the
+         * attempt's out list (its end wakes us), then try again. */
+        slice = j->slice_ms;
+        if (jr.kind == RB_JOB_DUP) {
+            long long now = rb_now_ms();
+
+            if (dup_until && now >= dup_until) {
+                freeReplyObject(r);
+                return rb_error__set(err, RB_EINVAL, "%s: id '%s' is held "
+                                     "by a live runner (it renewed its "
+                                     "lease); nothing written", j->name,
+                                     j->id);
+            }
+            if (!dup_until)
+                dup_until = now + jr.next_ms + RB_PEER_LATE_MS;
+            slice = dup_until - now;
+        }
         set_attempt(j, jr.epoch, jr.att);
         freeReplyObject(r);
         r = NULL;
@@ -411,10 +436,10 @@ int rb_job_enter(rb_job *j, rb_error *err)
             return rb_error__set(err, RB_ETIMEOUT, "%s: timed out: a job of "
                                  "this name runs without '%s'", j->name,
                                  j->id);
-        rc = block(j, until ? (until - rb_now_ms() < j->slice_ms
-                                   ? until - rb_now_ms() + RB_SLICE_MIN_MS
-                                   : j->slice_ms)
-                            : j->slice_ms, text, sizeof(text), err);
+        if (until && until - rb_now_ms() < slice)
+            slice = until - rb_now_ms() + RB_SLICE_MIN_MS;
+        rc = block(j, slice > RB_SLICE_MIN_MS ? slice : RB_SLICE_MIN_MS,
+                   text, sizeof(text), err);
         if (rc < 0)
             return rc == RB_ECANCELED
                        ? rb_error__set(err, rc, "%s: interrupted before "
@@ -446,12 +471,13 @@ int rb_job_enter(rb_job *j, rb_error *err)
             if (jr.kind == RB_JOB_GO) {
                 j->phase = PHASE_RUN;
             } else if (jr.kind == RB_JOB_OUT) {
-                rc = broken(j, jr.text, err);
+                rc = rb_job__broken(j, jr.text, err);
                 freeReplyObject(r);
                 return rc;
             } else if (jr.kind == RB_JOB_LOST) {
+                rc = rb_job__lost(j, jr.text, err);
                 freeReplyObject(r);
-                return lost(j, err);
+                return rc;
             }
             freeReplyObject(r);
             r = NULL;
@@ -466,7 +492,19 @@ int rb_job_enter(rb_job *j, rb_error *err)
         if (rc == 1 && strcmp(text, "go") == 0)
             j->phase = PHASE_RUN;
         else if (rc == 1)
-            return broken(j, text, err);
+            return rb_job__broken(j, text, err);
+    }
+    /* A runner stopped (SIGSTOP) past its lease while it waited may have
+     * been replaced: it confirms before its work starts. */
+    if (rb_now_ms() - j->renewed_at >= j->lease_ms - j->slice_ms) {
+        if ((rc = keep_now(j, &jr, &r, err)) != RB_OK)
+            return rc;
+        if (jr.kind == RB_JOB_OUT || jr.kind == RB_JOB_LOST)
+            rc = jr.kind == RB_JOB_OUT ? rb_job__broken(j, jr.text, err)
+                                       : rb_job__lost(j, jr.text, err);
+        freeReplyObject(r);
+        if (rc != RB_OK)
+            return rc;
     }
     if ((rc = rb_job__rdv_fetch(&j->rdv, j->c, j->base, j->epoch, j->att,
                                 j->id, j->rank, j->n, j->lease_ms, err)))
@@ -488,94 +526,33 @@ int rb_job_keep(rb_job *j, long long max_ms, int *done, rb_error *err)
     if (err == NULL)
         err = &local;
     *done = 0;
-    if (j->phase != PHASE_RUN && j->phase != PHASE_LEAVE)
+    if (j->phase != PHASE_RUN && j->phase != PHASE_LEAVE &&
+        j->phase != PHASE_STOPPING)
         return rb_error__set(err, RB_EINVAL, "%s: not in a running job",
                              j->name);
     if (now >= j->next_keep || (j->peer_at && now >= j->peer_at)) {
         if ((rc = keep_now(j, &jr, &r, err)) != RB_OK)
             return rc;
-        if (jr.kind == RB_JOB_OUT)
-            rc = ended(j, jr.text, done, err);
+        if (jr.kind == RB_JOB_OUT || jr.kind == RB_JOB_STOP)
+            rc = rb_job__ended(j, jr.text, done, err);
         else if (jr.kind == RB_JOB_LOST)
-            rc = lost(j, err);
+            rc = rb_job__lost(j, jr.text, err);
         freeReplyObject(r);
         /* Back at once after a renewal: the caller's watchdog learns the
          * new deadline now, not a slice later. The next call blocks. */
         return rc;
     }
     end = slice_until(j, max_ms >= 0 ? now + max_ms : 0);
+    /* While the job stops its out list holds the stop, which a blocking
+     * read would return at once: this member waits on a list nobody
+     * writes (a sleep its cancel fd ends) until its command has ended. */
+    if (j->phase == PHASE_STOPPING && (rc = list_key(j, "hold", err)))
+        return rc;
     rc = block(j, end - now > RB_SLICE_MIN_MS ? end - now : RB_SLICE_MIN_MS,
                text, sizeof(text), err);
     if (rc < 0)
         return rc;
     if (rc == 1)
-        return ended(j, text, done, err);
+        return rb_job__ended(j, text, done, err);
     return RB_OK;
 }
-
-static int end_call(rb_job *j, const char *mode, const char *what,
-                    int status, int *done, rb_error *err)
-{
-    const char *args[8];
-    char st[16];
-    rb_call call = { .deadline = rb_deadline__within(
-                         rb_now_ms(), j->lease_ms > RB_JOB_GRACE_MS
-                                          ? j->lease_ms : RB_JOB_GRACE_MS) };
-    redisReply *r = NULL;
-    rb_job_reply jr;
-    int rc;
-
-    *done = 0;
-    if (j->phase != PHASE_RUN && j->phase != PHASE_LEAVE &&
-        j->phase != PHASE_ENTER)
-        return rb_error__set(err, RB_EINVAL, "%s: not in a job", j->name);
-    snprintf(st, sizeof(st), "%d", status);
-    args[0] = j->epoch_t;
-    args[1] = j->att_t;
-    args[2] = j->id;
-    args[3] = mode;
-    args[4] = what;
-    args[5] = st;
-    args[6] = j->ttl_t;
-    args[7] = j->linger_t;
-    if ((rc = run(j, RB_SCRIPT_JOB_END, args, 8, &call, &r, &jr, err)))
-        return rc;
-    if (jr.kind == RB_JOB_OUT || jr.kind == RB_JOB_BROKEN)
-        rc = ended(j, jr.text, done, err);
-    else if (jr.kind == RB_JOB_LOST)
-        rc = lost(j, err);
-    else if (jr.kind == RB_JOB_WAIT)
-        j->phase = PHASE_LEAVE;
-    else
-        rc = rb_error__set(err, RB_EPROTO, "%s: bad job-end reply",
-                           j->name);
-    freeReplyObject(r);
-    return rc;
-}
-
-int rb_job_fail(rb_job *j, const char *what, int status, rb_error *err)
-{
-    rb_error local;
-    int done;
-
-    if (err == NULL)
-        err = &local;
-    if (what == NULL || what[0] == '\0' || strlen(what) > 300 ||
-        strpbrk(what, "\r\n\t"))
-        return rb_error__set(err, RB_EINVAL, "%s: a failure needs a "
-                             "one-line reason of 1..300 bytes", j->name);
-    if (status < -1 || status > 255)
-        status = -1;
-    return end_call(j, "fail", what, status, &done, err);
-}
-
-int rb_job_leave(rb_job *j, int *done, rb_error *err)
-{
-    rb_error local;
-
-    if (err == NULL)
-        err = &local;
-    return end_call(j, "leave", "-", 0, done, err);
-}
-
-/* ---- status and reset ---- */

@@ -83,7 +83,8 @@ int rb_job__str_at(const redisReply *r, const char **out)
 int rb_job__decode(const redisReply *r, rb_job_reply *out)
 {
     static const char *const kinds[] = { "wait", "go", "out", "broken",
-                                         "lost", "busy", "badn", "over" };
+                                         "lost", "busy", "badn", "over",
+                                         "stop", "dup" };
     const char *kind;
     long long v[5];
     size_t i;
@@ -112,8 +113,12 @@ int rb_job__decode(const redisReply *r, rb_job_reply *out)
     out->rank = (long)v[2];
     out->count = (long)v[3];
     out->n = (long)v[4];
-    if ((out->kind == RB_JOB_OUT || out->kind == RB_JOB_BROKEN) &&
-        rb_reply__outcome(out->text, NULL) < 0)
+    if (out->kind == RB_JOB_STOP && strncmp(out->text, "stopping ", 9) != 0)
+        return RB_EPROTO;
+    if (out->kind == RB_JOB_BROKEN && rb_reply__outcome(out->text, NULL) < 0)
+        return RB_EPROTO;
+    if (out->kind == RB_JOB_OUT && rb_reply__outcome(out->text, NULL) < 0 &&
+        strncmp(out->text, "stopping ", 9) != 0)
         return RB_EPROTO;
     return RB_OK;
 }
@@ -131,10 +136,10 @@ static char *dup_text(const redisReply *r)
 }
 
 /* {epoch, state, att, n, restarts, now, reason, expect, (id, rank, state,
- * deadline, exit)...}, or {0}. */
+ * deadline, exit, progress)...}, or {0}. */
 int rb_job__decode_status(const redisReply *r, rb_job_status *out)
 {
-    long long v[6], now;
+    long long v[7], now;
     const char *state;
     size_t i, count;
 
@@ -146,7 +151,7 @@ int rb_job__decode_status(const redisReply *r, rb_job_status *out)
         return RB_EPROTO;
     if (v[0] == 0)
         return r->elements == 1 ? RB_OK : RB_EPROTO;
-    if (r->elements < 8 || (r->elements - 8) % 5 != 0 ||
+    if (r->elements < 8 || (r->elements - 8) % 6 != 0 ||
         rb_job__str_at(r->element[1], &state) != RB_OK ||
         strlen(state) >= sizeof(out->state) ||
         rb_reply__int(r->element[2], 0, 1000000000000000LL, &v[1]) ||
@@ -165,14 +170,14 @@ int rb_job__decode_status(const redisReply *r, rb_job_status *out)
         rb_job_status_clear(out);
         return RB_EPROTO;
     }
-    count = (r->elements - 8) / 5;
+    count = (r->elements - 8) / 6;
     if (count && (out->members = calloc(count, sizeof(*out->members))) ==
                      NULL) {
         rb_job_status_clear(out);
         return RB_ENOMEM;
     }
     for (i = 0; i < count; i++) {
-        redisReply **e = r->element + 8 + i * 5;
+        redisReply **e = r->element + 8 + i * 6;
         rb_job_member *m = &out->members[i];
 
         out->members_count = i + 1;
@@ -181,7 +186,8 @@ int rb_job__decode_status(const redisReply *r, rb_job_status *out)
             strlen(state) >= sizeof(m->state) ||
             rb_reply__int(e[1], -1, RB_N_MAX, &v[4]) ||
             rb_reply__int(e[3], -1, 1000000000000000LL, &v[5]) ||
-            rb_reply__int(e[4], -1, 255, &v[0])) {
+            rb_reply__int(e[4], -1, 255, &v[0]) ||
+            rb_reply__int(e[5], -1, 1000000000000000LL, &v[6])) {
             rb_job_status_clear(out);
             return RB_EPROTO;
         }
@@ -189,6 +195,7 @@ int rb_job__decode_status(const redisReply *r, rb_job_status *out)
         snprintf(m->state, sizeof(m->state), "%s", state);
         m->lease_left_ms = v[5] < 0 ? -1 : (v[5] - now > 0 ? v[5] - now : 0);
         m->exit_status = (int)v[0];
+        m->progress_age_ms = v[6] < 0 ? -1 : (now - v[6] > 0 ? now - v[6] : 0);
     }
     return RB_OK;
 }

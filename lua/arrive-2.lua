@@ -14,8 +14,10 @@
 --          scripts refuse (see mark_nonces in includes/round.lua)
 -- KEYS[3]  optional, inside a job (the base key is then
 --          rb:b:{JOB}:<epoch>:<att>:NAME): the job attempt's out list,
---          rb:j:{JOB}:<epoch>:<att>:out. When it holds 'broken <reason>'
---          the arrival is refused with {'jobbroken', outcome}
+--          rb:j:{JOB}:<epoch>:<att>:out. When it holds 'broken <reason>',
+--          or 'stopping <reason>' and the attempt's :left is not empty (a
+--          member departed the stopping job), the arrival is refused with
+--          {'jobbroken', outcome}
 -- KEYS[4]  with KEYS[3]: the attempt's zset of its barriers' out keys,
 --          rb:j:{JOB}:<epoch>:<att>:bar; the round's out key is added, so
 --          the job's break (job_break) ends the round too
@@ -128,6 +130,14 @@ if jobout then
   want_type(jobbar, 'zset')
   local jo = redis.call('LINDEX', jobout, 0)
   if jo and string.sub(jo, 1, 7) == 'broken ' then return {'jobbroken', jo} end
+  -- A stopping job's rounds keep passing while every member is there; once
+  -- one has departed (includes/job.lua's job_depart) none can.
+  if jo and string.sub(jo, 1, 9) == 'stopping ' then
+    local gone = redis.call('ZRANGE', string.sub(jobout, 1, -5) .. ':left', 0, 0)[1]
+    if gone then
+      return {'jobbroken', 'broken ' .. gone .. ' left the stopping job'}
+    end
+  end
 end
 local done = once and 'run' or 'done'
 

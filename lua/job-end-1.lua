@@ -19,7 +19,9 @@
 --
 -- Returns {kind, epoch, att, rank, count, n, text, next_ms}, kind one of
 --   'out'     the attempt has ended: text is its outcome ('ok' when this
---             leave was the last, or a break already there, which wins)
+--             leave was the last, or a break already there, which wins,
+--             or 'stopping <reason>': the job stops and this member has
+--             departed, however its command ended)
 --   'broken'  this call broke the job; text is the outcome
 --   'wait'    left; the others still run: keep renewing and block on out
 --   'lost'    this member is not in the attempt (state lost)
@@ -53,13 +55,24 @@ local inkey = job_key(base, epoch, att, 'in')
 local outkey = job_key(base, epoch, att, 'out')
 local m = job_key(base, epoch, nil, 'm')
 local out = redis.call('LINDEX', outkey, 0)
-if out then return job_reply('out', epoch, att, -1, 0, 0, out) end
+local stopping = out and string.sub(out, 1, 9) == 'stopping '
+if out and not stopping then return job_reply('out', epoch, att, -1, 0, 0, out) end
 if not redis.call('ZSCORE', inkey, id) then return job_reply('lost', epoch, att) end
 local n = tonumber(redis.call('HGET', base, 'n') or '0')
+if stopping then
+  -- The job stops: however the command ended, this member departs.
+  if status ~= '-1' then redis.call('HSET', m, 'exit:' .. id, status) end
+  job_depart(base, epoch, att, id, mode == 'leave' and 'left' or 'failed',
+             linger)
+  return job_reply('out', epoch, att, -1, 0, n, out)
+end
 
 if mode == 'leave' then
   local leftkey = job_key(base, epoch, att, 'left')
   redis.call('ZADD', leftkey, 0, id)
+  -- Its command is done: no suspect of a stall.
+  redis.call('ZREM', job_key(base, epoch, att, 'prog'), id)
+  redis.call('ZREM', job_key(base, epoch, att, 'halt'), id)
   redis.call('HSET', m, 'state:' .. id, 'left', 'exit:' .. id, 0)
   local left = redis.call('ZCARD', leftkey)
   history_job(base, 'leave', id, epoch, att, left >= n and 'done', ttl)

@@ -23,6 +23,9 @@
 --          share LOCAL_* values), or absent: no rendezvous data
 -- ARGV[11] rendezvous: '<addr> <port>', where rank 0 would serve torch's
 --          store; the attempt keeps rank 0's (see includes/job.lua, :rdv)
+-- ARGV[12] this runner's nonce (1..64 bytes, no whitespace): one runner
+--          holds an id; its retries and re-entries carry the same nonce
+--          (absent: no check of a duplicate id)
 --
 -- Returns {kind, epoch, att, rank, count, n, text, next_ms}, kind one of
 --   'wait'  entered; block on the attempt's go list
@@ -33,6 +36,10 @@
 --           'n=4', 'restarts=2', 'expect=a,b'); nothing written
 --   'over'  the attempt this runner meant to re-enter is gone (the job
 --           ended or was reset); text: the job's last reason
+--   'dup'   another runner (another nonce) holds this id and its lease
+--           runs (next_ms: until its deadline); nothing written. Once the
+--           lease has passed, the newcomer takes the place while the job
+--           enters, or the lease's expiry breaks a running one
 -- A bad argument is an error reply, and nothing is written.
 
 --- @include "includes/args.lua"
@@ -62,6 +69,11 @@ if host ~= nil then
      not string.match(endpoint, '^[%w%.:%-%%]+ %d+$') or #endpoint > 100 then
     bad_arg(11, 'endpoint')
   end
+end
+local nonce = ARGV[12]
+if nonce ~= nil and (#nonce == 0 or #nonce > 64 or
+                     string.find(nonce, '[%z\1-\32\127]')) then
+  bad_arg(12, 'nonce')
 end
 local rank_in_expect = nil
 if expect ~= '' then
@@ -95,6 +107,7 @@ local function join(epoch, att)
     redis.call('HSET', m, 'nrank', rank + 1)
   end
   redis.call('HSET', m, 'rank:' .. id, rank, 'state:' .. id, 'entering')
+  if nonce then redis.call('HSET', m, 'nonce:' .. id, nonce) end
   redis.call('ZADD', job_key(base, epoch, nil, 'ids'), rank, id)
   redis.call('HDEL', m, 'exit:' .. id)
   redis.call('ZADD', inkey, now + lease, id)
@@ -151,6 +164,20 @@ for _ = 1, 3 do
   end
   local m = job_key(base, epoch, nil, 'm')
   local inkey = job_key(base, epoch, att, 'in')
+  -- One live runner per id: another nonce on a listed id waits for that
+  -- lease; past it, an entering round's place is taken over (before the
+  -- lease check below would break the round for it).
+  local held = redis.call('ZSCORE', inkey, id)
+  if held and nonce and redis.call('HGET', m, 'nonce:' .. id) ~= nonce then
+    if tonumber(held) >= now then
+      return job_reply('dup', epoch, att, -1, 0, n, '', tonumber(held) - now)
+    end
+    if state == 'enter' then redis.call('ZADD', inkey, now + lease, id) end
+  elseif held and state == 'run' then
+    -- This runner's own entry, whose reply was lost: its place again.
+    return job_reply('go', epoch, att,
+                     tonumber(redis.call('HGET', m, 'rank:' .. id)), n, n)
+  end
   local broke = job_check_leases(base, epoch, att, now, linger, ttl)
   if not broke then
     if state == 'enter' then
@@ -159,15 +186,7 @@ for _ = 1, 3 do
       end
       return job_reply('busy', epoch, att, -1, 0, n)
     end
-    -- Running: this id back while its old copy is listed means that copy's
-    -- runner is gone (restarted before its lease ran out).
-    if redis.call('ZSCORE', inkey, id) and want == 'new' then
-      redis.call('HSET', m, 'state:' .. id, 'gone')
-      job_break(base, epoch, att, id .. ' came back (its runner was restarted)',
-                linger, ttl)
-    else
-      return job_reply('busy', epoch, att, -1, 0, n)
-    end
+    return job_reply('busy', epoch, att, -1, 0, n)
   end
 end
 return job_reply('busy', 0, 0, -1, 0, n)

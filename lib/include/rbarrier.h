@@ -687,6 +687,38 @@ int rb_job_fail(rb_job *j, const char *what, int status, rb_error *err);
  * @return RB_OK, RB_EBROKEN, RB_ELOST, RB_EUNREACHABLE, RB_EREDIS */
 int rb_job_leave(rb_job *j, int *ended, rb_error *err);
 
+/* What the next renewal publishes: progress_ms, the rb_now_ms() time of
+ * the work's last progress (0: none yet), and halted, 1 when the work's
+ * processes are all stopped (state T). Costs no call: the renewals that
+ * rb_job_keep sends anyway carry it, for the blame of a stall and for
+ * status. */
+void rb_job_progress(rb_job *j, long long progress_ms, int halted);
+
+/* This member's work made no progress for the caller's stall time: break
+ * the job (restartable, as a failure). The reason names the member most
+ * likely stuck: one whose processes are all stopped, else the one whose
+ * progress is oldest ("m1 made no progress for 3s"), which need not be
+ * this one. Stop the work first or after; this member's runner fails.
+ * @return RB_EBROKEN (msg: the job's reason; rb_job_can_restart),
+ *         RB_ELOST, RB_EUNREACHABLE, RB_EREDIS */
+int rb_job_stall(rb_job *j, rb_error *err);
+
+/* This member was told to stop (preemption: "m0 was terminated
+ * (SIGTERM)"): the job enters its stopping phase, which every member
+ * learns at once from rb_job_keep (rb_job_stopping turns non-NULL): each
+ * stops its work once, keeps calling rb_job_keep while the work ends (the
+ * job's barriers keep passing, so the work can agree on a step to save),
+ * then calls rb_job_leave or rb_job_fail, which answer RB_EBROKEN with
+ * "job stopped: <reason>". A member that departs breaks the job's open
+ * barrier rounds for the others; a stopped job is never restarted.
+ * @return RB_OK (the job stops, by this call or an earlier one),
+ *         RB_EBROKEN (it had broken before: that outcome wins), RB_EINVAL,
+ *         RB_ELOST, RB_EUNREACHABLE, RB_EREDIS */
+int rb_job_stop(rb_job *j, const char *what, rb_error *err);
+
+/* While the job stops: the reason (owned by j), else NULL. */
+const char *rb_job_stopping(const rb_job *j);
+
 /* After RB_EBROKEN: 1 when the job opened another attempt this member may
  * enter (restarts left), else 0. */
 int rb_job_can_restart(const rb_job *j);
@@ -711,14 +743,18 @@ int rb_job_master_port(const rb_job *j);
 typedef struct rb_job_member {
     char *id;                 /* owned */
     long rank;
-    char state[16];           /* entering, running, left, failed, gone */
+    char state[16];           /* entering, running, left, failed, gone,
+                                 stuck */
     long long lease_left_ms;  /* -1: not in the current attempt */
     int exit_status;          /* -1: none */
+    long long progress_age_ms;  /* since its work's last progress, as its
+                                   renewals carried it; -1: none known */
 } rb_job_member;
 
 typedef struct rb_job_status {
     long long epoch;          /* 0: no job of that name is kept */
-    char state[8];            /* enter, run, done, over */
+    char state[8];            /* enter, run, done, over, stop (stopping),
+                                 stopped */
     long attempt;
     long n;
     long restarts;

@@ -10,7 +10,12 @@
 -- <base>:<epoch>:ids, the members (zset id -> rank).
 -- <base>:<epoch>:<att>:in (zset id -> lease deadline ms), :go (list: 'go'
 -- once everyone entered, or the break), :out (list: 'ok' once everyone
--- left, or the break), :left (zset of the members that left). Every key carries {JOB}: one slot.
+-- left, the break, or 'stopping <reason>' once the job stops), :left (zset
+-- of the members that left), :prog (zset id -> last progress ms, as the
+-- renewals carry it), :halt (zset of the members whose command's
+-- processes are all stopped). Every key carries {JOB}: one slot.
+-- State 'stop' (the job stops: its commands save and exit) ends as
+-- 'stopped'; m also holds nonce:<id>, the runner holding that id.
 
 -- One reply shape for every job script, so one decoder reads them all.
 local function job_reply(kind, epoch, att, rank, count, n, text, next_ms)
@@ -24,6 +29,8 @@ local function job_expire(base, epoch, att, secs)
   redis.call('EXPIRE', job_key(base, epoch, att, 'out'), secs)
   redis.call('EXPIRE', job_key(base, epoch, att, 'left'), secs)
   redis.call('EXPIRE', job_key(base, epoch, att, 'bar'), secs)
+  redis.call('EXPIRE', job_key(base, epoch, att, 'prog'), secs)
+  redis.call('EXPIRE', job_key(base, epoch, att, 'halt'), secs)
   redis.call('EXPIRE', job_key(base, epoch, att, 'rdv'), secs)
 end
 
@@ -52,6 +59,19 @@ local function job_group_hosts(base, epoch, att, inkey)
   redis.call('HSET', rdv, 'groups', order)
 end
 
+-- Push outcome onto every round of the job's barriers that has none yet
+-- (a member blocked in a wait inside the job blocks on its round's out
+-- list).
+local function job_break_rounds(base, epoch, att, outcome, linger)
+  for _, rout in ipairs(redis.call('ZRANGE', job_key(base, epoch, att, 'bar'), 0, -1)) do
+    if redis.call('TYPE', rout)['ok'] ~= 'string' and
+       not redis.call('LINDEX', rout, 0) then
+      redis.call('RPUSH', rout, outcome)
+      redis.call('EXPIRE', rout, linger)
+    end
+  end
+end
+
 -- Break attempt att of epoch: the break goes to both lists (an entering
 -- member blocks on go, a running or leaving one on out), so every member
 -- wakes at once. With restarts left the job opens the next attempt's
@@ -63,15 +83,7 @@ local function job_break(base, epoch, att, reason, linger, ttl)
   if prev then return prev end
   if not redis.call('LINDEX', go, 0) then redis.call('RPUSH', go, outcome) end
   redis.call('RPUSH', out, outcome)
-  -- A member blocked in a wait inside the job blocks on its round's out
-  -- list: the break goes there too, where the round has no outcome yet.
-  for _, rout in ipairs(redis.call('ZRANGE', job_key(base, epoch, att, 'bar'), 0, -1)) do
-    if redis.call('TYPE', rout)['ok'] ~= 'string' and
-       not redis.call('LINDEX', rout, 0) then
-      redis.call('RPUSH', rout, outcome)
-      redis.call('EXPIRE', rout, linger)
-    end
-  end
+  job_break_rounds(base, epoch, att, outcome, linger)
   local st = redis.call('HMGET', base, 'epoch', 'att', 'k')
   if tonumber(st[1]) == epoch and tonumber(st[2]) == att then
     redis.call('HSET', base, 'reason', reason)
@@ -122,4 +134,27 @@ local function job_check_leases(base, epoch, att, now, linger, ttl)
   redis.call('HSET', job_key(base, epoch, nil, 'm'), 'state:' .. dead[1], 'gone')
   return job_break(base, epoch, att, 'lease of ' .. dead[1] .. ' expired',
                    linger, ttl)
+end
+
+-- A member departs a stopping attempt (its command exited, or its lease
+-- ran out): the rounds of the job's barriers still open break for the
+-- others at once, naming it, and later arrivals are refused (arrive reads
+-- :left), so no save waits for a member that is gone. The last departure
+-- ends the job ('stopped'); it is never restarted.
+local function job_depart(base, epoch, att, id, state, linger)
+  local m = job_key(base, epoch, nil, 'm')
+  redis.call('ZREM', job_key(base, epoch, att, 'in'), id)
+  redis.call('ZREM', job_key(base, epoch, att, 'prog'), id)
+  redis.call('ZREM', job_key(base, epoch, att, 'halt'), id)
+  redis.call('ZADD', job_key(base, epoch, att, 'left'), 0, id)
+  redis.call('HSET', m, 'state:' .. id, state)
+  job_break_rounds(base, epoch, att, 'broken ' .. id .. ' left the stopping job',
+                   linger)
+  if redis.call('ZCARD', job_key(base, epoch, att, 'in')) == 0 then
+    redis.call('HSET', base, 'state', 'stopped')
+    redis.call('EXPIRE', base, linger)
+    redis.call('EXPIRE', m, linger)
+    redis.call('EXPIRE', job_key(base, epoch, nil, 'ids'), linger)
+    job_expire(base, epoch, att, linger)
+  end
 end

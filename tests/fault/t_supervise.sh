@@ -70,6 +70,7 @@ for mode in $modes; do
     spawn "$name.b" $RBARRIER lock --name "$name" --id b --lease 2 --timeout 60 -- sh "$TICKER" b "$f" 10
     wait_until 20 _queued_is "$name" 1 || not_ok "$mode tstp: the waiter waits"
     kill -TSTP "$(pid_of "$name.a")"
+    wait_until 10 stopped "$(pid_of "$name.a")" || not_ok "$mode tstp: the holder stops"
     await "$name.b" 30
     expect_eq "$mode: holder stopped with Ctrl-Z: the next holder runs past its lease" 0 "$(code_of "$name.b")"
     no_overlap "$mode: ... never two holders at once" "$f" a b
@@ -84,6 +85,7 @@ for mode in $modes; do
     spawn "$name.a" $RBARRIER lock --name "$name" --id a --lease 5 -- sh "$TICKER" a "$f" 30
     wait_until 20 started "$f" a || not_ok "$mode fg: the holder's work runs"
     kill -TSTP "$(pid_of "$name.a")"
+    wait_until 10 stopped "$(pid_of "$name.a")" || not_ok "$mode fg: the holder stops"
     n1=$(grep -c '^a ' "$f")
     kill -CONT "$(pid_of "$name.a")"
     await "$name.a" 30

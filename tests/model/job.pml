@@ -15,6 +15,10 @@
  *   FAILS    CMDs that may fail          CRASHES  runners that may die
  *   SIGNALS  runners interrupted (or an entering meeting timed out)
  *   STALE    a killed CMD that still reaches X once after the break
+ *   STOPS    runners signalled while CMD runs: the job stops (preemption):
+ *            every CMD gets SIGTERM once, then saves (a round of X) or
+ *            exits; each member departs as its CMD ends
+ *   DUPS     a second runner started with member 0's id (another nonce)
  *   TERM     check termination (pan -a -f), with JOB_LATE_CRASH
  * Seeded bugs: MUT_JOB_BREAK_NO_X (the break does not reach the job's
  *   barrier), MUT_X_NO_JOB_CHECK (a job's barrier does not check the
@@ -22,7 +26,11 @@
  *   the other members' leases: caught by termination), MUT_JOB_OVER_OPEN
  *   (the last attempt's break leaves the job hash open, which the
  *   heartbeat trusts), MUT_JOB_BAR_PRUNE_OPEN (the heartbeat's prune of
- *   :bar drops the open round too), MUT_RDV_GROUP_EARLY (the hosts are
+ *   :bar drops the open round too), MUT_STOP_WAIT_FAILS (a wait in a
+ *   stopping job fails at once, as in a broken one), MUT_STOP_RESTARTS (a
+ *   stop moves the job to its next attempt and the members rerun),
+ *   MUT_DUP_JOINS (a second runner with a held id joins as that member),
+ *   MUT_RDV_GROUP_EARLY (the hosts are
  *   grouped by rank 0's entry, not by the one that completes the round),
  *   MUT_RDV_MASTER_KEPT (rank 0's endpoint is kept once per epoch, so a
  *   restart meets on the last attempt's port).
@@ -53,6 +61,12 @@
 #ifndef STALE
 #define STALE 1
 #endif
+#ifndef STOPS
+#define STOPS 0
+#endif
+#ifndef DUPS
+#define DUPS 0
+#endif
 
 #define NA (K + 1)           /* attempts 0..K */
 #define NX (M * NA + M + 2)  /* rounds of X */
@@ -64,6 +78,7 @@
 #define NONE 0
 #define OK   1
 #define BRK  2
+#define STOP 3               /* 'stopping <reason>' on :out */
 
 /* ---- Redis: rb:j:{JOB} and the job's barrier rb:b:{JOB}:X ---- */
 byte att;            /* the job's current attempt (RBARRIER_RESTART) */
@@ -76,6 +91,7 @@ byte xin[NX];        /* X's rounds: members */
 byte xout[NX];       /* X's rounds: outcome */
 int xbar[NA];        /* the attempt's :bar: X's rounds the break reaches */
 bit jshut;           /* the job hash says no attempt runs (done or over) */
+byte dep[NA];        /* members departed from a stopping attempt (:left) */
 byte rdvh[NA];       /* :rdv h:<id>: members whose host is recorded */
 byte rdvg[NA];       /* :rdv <id>: the members the grouping covered */
 byte rdvn[NA];       /* how many times the attempt was grouped */
@@ -92,11 +108,13 @@ byte fails = FAILS;
 byte crashes = CRASHES;
 byte signals = SIGNALS;
 byte stale = STALE;
+byte stops = STOPS;
 
 /* ---- ghosts ---- */
 byte xma[M];         /* the attempt of each member's last X arrival */
 bit failed[NA];      /* a member of the attempt failed */
 byte cmdok[NA];      /* members whose CMD exited 0 in the attempt */
+byte cmds[M];        /* CMDs running as each member id */
 
 /* the job's break: one script reaches the job and its barrier's open
  * round (same hash tag), and moves the job to its next attempt */
@@ -125,13 +143,58 @@ inline jbreak(a)
 	fi
 }
 
+/* the rounds of X that the attempt's :bar holds without an outcome break
+ * (only X's open round can be one) */
+inline xbreak_open(a)
+{
+	if
+	:: (xbar[a] & B(xg)) != 0 && xout[xg] == NONE -> xout[xg] = BRK; xg++
+	:: else
+	fi
+}
+
+/* job-stop 'stop': the attempt stops (unless an outcome is there); the
+ * hash says it no longer runs; members that left before depart now */
+inline jstop(a)
+{
+	if
+	:: jout[a] == NONE ->
+		jout[a] = STOP;
+#ifdef MUT_STOP_RESTARTS
+		if
+		:: att == a && a < K -> att++
+		:: else -> jshut = 1
+		fi;
+#else
+		jshut = 1;
+#endif
+		if
+		:: left[a] != 0 -> dep[a] = dep[a] | left[a]; xbreak_open(a)
+		:: else
+		fi
+	:: else
+	fi
+}
+
+/* job_depart: member q leaves the stopping attempt; X's open round breaks
+ * for the others at once */
+inline depart(a, q)
+{
+	dep[a] = dep[a] | B(q);
+	xbreak_open(a)
+}
+
 /* X's arrival inside the job (arrive with the job's attempt) */
 inline xarrive(a)
 {
 	atomic {
 		if
 #ifndef MUT_X_NO_JOB_CHECK
-		:: jout[a] != NONE || a != att -> hres = BRK  /* fails at once */
+		:: jout[a] == BRK || (jout[a] == STOP && dep[a] != 0) ||
+		   (jout[a] != STOP && a != att) -> hres = BRK  /* fails at once */
+#endif
+#ifdef MUT_STOP_WAIT_FAILS
+		:: jout[a] == STOP -> hres = BRK
 #endif
 		:: else ->
 			xrd = xg;
@@ -148,7 +211,7 @@ inline xarrive(a)
 			if
 			:: POP(xin[xrd]) == M ->
 				/* job: no barrier of a broken attempt passes */
-				assert(jout[a] == NONE);
+				assert(jout[a] != BRK);
 				xout[xrd] = OK;
 				xg++;
 				hres = OK
@@ -171,7 +234,16 @@ inline jheartbeat(a)
 		:: else
 		fi;
 		if
-		:: jout[a] != NONE -> hres = jout[a]
+		:: jout[a] == STOP ->
+			/* a member whose lease passed departs; no break */
+			hres = STOP;
+			jexp = jexp & ~B(p);
+			if
+			:: (ent[a] & jexp & ~dep[a]) != 0 ->
+				dep[a] = dep[a] | (ent[a] & jexp); xbreak_open(a)
+			:: else
+			fi
+		:: jout[a] == OK || jout[a] == BRK -> hres = jout[a]
 		:: else ->
 			/* the prune of :bar, when due: the ended rounds go */
 			if
@@ -204,7 +276,12 @@ inline jheartbeat(a)
 #else
 #define CRASH_OK true
 #endif
-#define CRASH atomic { CRASH_OK && crashes > 0 -> crashes--; jexp = jexp | B(p) }
+#define CRASH atomic { CRASH_OK && crashes > 0 -> crashes--; jexp = jexp | B(p); cmds[p] = 0 }
+#ifdef MUT_STOP_RESTARTS
+#define STOPGO broken
+#else
+#define STOPGO stopping
+#endif
 /* re-entering ends after 5 minutes even with --timeout 0: REENTER slices */
 #ifndef REENTER
 #define REENTER 2
@@ -241,10 +318,15 @@ enter:
 	}
 	do
 	:: ent[a] == ALL -> break                 /* the entering round */
-	:: jout[a] != NONE -> goto broken
+	:: jout[a] == STOP -> goto quit           /* never ran: departs */
+	:: jout[a] == BRK -> goto broken
 #ifdef TERM
 	:: a > 0 && sl >= REENTER ->              /* re-entering timed out */
-		atomic { jbreak(a) }; goto broken
+		atomic { jbreak(a) };
+		if
+		:: jout[a] == STOP -> goto quit
+		:: else -> goto broken
+		fi
 	:: atomic {    /* a slice runs out only while the round is not full */
 		ent[a] != ALL && (a == 0 || sl < REENTER) ->
 		sl = sl + (a > 0 -> 1 : 0)
@@ -254,10 +336,16 @@ enter:
 #endif
 		jheartbeat(a);
 		if
-		:: hres != NONE -> goto broken
+		:: hres == STOP -> goto quit
+		:: hres != NONE && hres != STOP -> goto broken
 		:: else
 		fi
-	:: TAKE(signals) -> atomic { jbreak(a) }; goto broken
+	:: TAKE(signals) ->                       /* fails: a stop wins */
+		atomic { jbreak(a) };
+		if
+		:: jout[a] == STOP -> goto quit
+		:: else -> goto broken
+		fi
 	:: CRASH -> goto dead
 	od;
 
@@ -266,9 +354,11 @@ enter:
 	assert(MASTER(a) == a + 1 && rdvg[a] == ALL && rdvn[a] == 1);
 
 	/* CMD runs: it meets the others at X, then exits 0 (or fails) */
+	atomic { assert(cmds[p] == 0); cmds[p]++ }
 	xarrive(a);
 	if
-	:: hres == BRK -> assert(jout[a] != NONE); goto broken
+	:: hres == BRK && jout[a] == STOP -> goto STOPGO
+	:: hres == BRK && jout[a] != STOP -> assert(jout[a] != NONE); goto broken
 	:: hres == OK -> goto cmd_done
 	:: else
 	fi;
@@ -276,28 +366,35 @@ enter:
 	:: xout[xrd] != NONE ->                     /* X's blocking wait */
 		if
 		:: xout[xrd] == OK -> break
-		:: else -> assert(jout[a] != NONE); goto broken
+		:: xout[xrd] != OK && jout[a] == STOP -> goto STOPGO
+		:: xout[xrd] != OK && jout[a] != STOP ->
+			assert(jout[a] != NONE); goto broken
 		fi
 	:: atomic {                                /* X's heartbeat */
 		xout[xrd] == NONE ->
 		/* job: a waiting member learns of the break at once */
-		assert(jout[a] == NONE)
+		assert(jout[a] != BRK)
 	   };
 		jheartbeat(a);                         /* the runner, meanwhile */
 		if
-		:: hres != NONE -> goto broken         /* stop CMD */
+		:: hres == STOP -> goto STOPGO         /* SIGTERM to CMD, once */
+		:: hres != NONE && hres != STOP -> goto broken  /* stop CMD */
 		:: else
 		fi
-	:: TAKE(fails) ->                          /* CMD killed meanwhile */
-		atomic { failed[a] = 1; jbreak(a) }; goto broken
+	:: TAKE(fails) -> goto failing             /* CMD killed meanwhile */
+	:: TAKE(stops) ->                          /* preempted */
+		atomic { jstop(a) }; goto stopped
 	:: CRASH -> goto dead
 	od;
 cmd_done:
 	if
-	:: TAKE(fails) -> atomic { failed[a] = 1; jbreak(a) }; goto broken
+	:: TAKE(fails) -> goto failing
+	:: TAKE(stops) -> atomic { jstop(a) }; goto stopped
 	:: true ->                                 /* CMD exited 0: leave */
 	   atomic {
+		cmds[p]--;
 		if
+		:: jout[a] == STOP -> depart(a, p)     /* the stop came first */
 		:: jout[a] == NONE ->
 			cmdok[a] = cmdok[a] | B(p);
 			left[a] = left[a] | B(p);
@@ -314,16 +411,53 @@ cmd_done:
 	fi;
 	do
 	:: jout[a] == OK -> goto stop              /* all left together */
+	:: jout[a] == STOP -> goto stop            /* it had left: exit 3 */
 	:: jout[a] == BRK -> goto broken
 	:: jout[a] == NONE -> jheartbeat(a);
 		if
-		:: hres == OK -> goto stop
+		:: hres == OK || hres == STOP -> goto stop
 		:: hres == BRK -> goto broken
 		:: else
 		fi
 	:: CRASH -> goto dead
 	od;
+stopped:
+	/* rb_job_stop: a break that came first wins */
+	if
+	:: jout[a] == STOP -> goto STOPGO
+	:: else -> goto broken
+	fi;
+stopping:
+	/* the job stops: CMD got SIGTERM once; it agrees on a step to save
+	 * (a round of X, which keeps passing while every member is there) or
+	 * exits; then this member departs */
+	if
+	:: xarrive(a);
+		do
+		:: hres != NONE -> break
+		:: xout[xrd] != NONE -> hres = xout[xrd]; break
+		:: atomic { xout[xrd] == NONE && hres == NONE } -> jheartbeat(a); hres = NONE
+		:: CRASH -> goto dead
+		od;
+		/* the save round fails only when a member has departed */
+		assert(hres == OK || dep[a] != 0)
+	:: true
+	fi;
+	atomic { cmds[p]--; depart(a, p) };
+	goto stop;
+failing:
+	/* job-end 'fail': a break, or a departure from a stopping job */
+	atomic { failed[a] = 1; jbreak(a) };
+	if
+	:: jout[a] == STOP -> goto quit
+	:: else -> goto broken
+	fi;
+quit:
+	atomic { cmds[p] = 0; depart(a, p) };
+	goto stop;
 broken:
+	assert(jout[a] != STOP);                   /* a stop never restarts */
+	atomic { cmds[p] = 0 };
 	/* the CMD of this attempt is being killed; it may still reach X */
 	if
 	:: TAKE(stale) ->
@@ -344,6 +478,31 @@ stop:
 #endif
 }
 
+/* a second runner started with member 0's id (another nonce) while the
+ * job enters or runs: job-enter answers 'dup' while member 0's lease runs
+ * and the newcomer is refused (exit 2); once that lease has passed it
+ * takes the place (the lease's expiry breaks a running job: not followed
+ * here) */
+proctype Dup()
+{
+	byte a;
+end_early:
+	atomic {
+		(ent[att] & B(0)) != 0 && jout[att] == NONE ->
+		a = att;
+#ifndef MUT_DUP_JOINS
+		goto refused
+#else
+		skip
+#endif
+	};
+	/* counted as member 0: runs CMD once everyone entered */
+end_joined:
+	atomic { ent[a] == ALL -> assert(cmds[0] == 0); cmds[0]++ };
+refused:
+	skip
+}
+
 init
 {
 	byte i;
@@ -351,6 +510,9 @@ init
 		for (i : 0 .. M - 1) {
 			run Member(i)
 		}
+#if DUPS > 0
+		run Dup();
+#endif
 	}
 }
 

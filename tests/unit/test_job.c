@@ -41,6 +41,18 @@ static void test_job_reply_good(void **state)
     assert_int_equal(jr.kind, RB_JOB_OUT);
     assert_string_equal(jr.text, "broken lease of w expired");
     freeReplyObject(r);
+    r = parse("*8\r\n$4\r\nstop\r\n:1\r\n:0\r\n:-1\r\n:0\r\n:2\r\n"
+              "$20\r\nstopping m0 was shot\r\n:-1\r\n");
+    assert_int_equal(rb_job__decode(r, &jr), RB_OK);
+    assert_int_equal(jr.kind, RB_JOB_STOP);
+    assert_string_equal(jr.text, "stopping m0 was shot");
+    freeReplyObject(r);
+    r = parse("*8\r\n$3\r\ndup\r\n:1\r\n:0\r\n:-1\r\n:0\r\n:2\r\n"
+              "$0\r\n\r\n:2500\r\n");
+    assert_int_equal(rb_job__decode(r, &jr), RB_OK);
+    assert_int_equal(jr.kind, RB_JOB_DUP);
+    assert_int_equal(jr.next_ms, 2500);
+    freeReplyObject(r);
 }
 
 static void test_job_reply_hostile(void **state)
@@ -56,6 +68,9 @@ static void test_job_reply_hostile(void **state)
         "*8\r\n$4\r\nwait\r\n:-1\r\n:0\r\n:0\r\n:1\r\n:2\r\n$0\r\n\r\n:-1\r\n",
         /* an outcome that is neither ok nor broken */
         "*8\r\n$3\r\nout\r\n:1\r\n:0\r\n:0\r\n:1\r\n:2\r\n$4\r\nmeh!\r\n:-1\r\n",
+        /* a stop without its reason, a break that is a stop */
+        "*8\r\n$4\r\nstop\r\n:1\r\n:0\r\n:0\r\n:1\r\n:2\r\n$4\r\nmeh!\r\n:-1\r\n",
+        "*8\r\n$6\r\nbroken\r\n:1\r\n:0\r\n:0\r\n:1\r\n:2\r\n$11\r\nstopping m0\r\n:-1\r\n",
         /* a nil where the text goes */
         "*8\r\n$4\r\nwait\r\n:1\r\n:0\r\n:0\r\n:1\r\n:2\r\n$-1\r\n:-1\r\n",
     };
@@ -92,9 +107,10 @@ static void test_job_status(void **state)
     assert_int_equal(rb_job__decode_status(r, &st), RB_OK);
     assert_int_equal(st.epoch, 0);
     freeReplyObject(r);
-    r = parse("*13\r\n:5\r\n$3\r\nrun\r\n:1\r\n:2\r\n:3\r\n:1000\r\n"
+    r = parse("*14\r\n:5\r\n$3\r\nrun\r\n:1\r\n:2\r\n:3\r\n:1000\r\n"
               "$0\r\n\r\n$5\r\na,b,c\r\n"
-              "$1\r\na\r\n:0\r\n$7\r\nrunning\r\n:4000\r\n:-1\r\n");
+              "$1\r\na\r\n:0\r\n$7\r\nrunning\r\n:4000\r\n:-1\r\n"
+              ":700\r\n");
     assert_int_equal(rb_job__decode_status(r, &st), RB_OK);
     assert_int_equal(st.epoch, 5);
     assert_string_equal(st.state, "run");
@@ -106,16 +122,18 @@ static void test_job_status(void **state)
     assert_string_equal(st.members[0].id, "a");
     assert_int_equal(st.members[0].lease_left_ms, 3000);
     assert_int_equal(st.members[0].exit_status, -1);
+    assert_int_equal(st.members[0].progress_age_ms, 300);
     rb_job_status_clear(&st);
     freeReplyObject(r);
     /* a member cut short, an exit status past 255 */
-    r = parse("*12\r\n:5\r\n$3\r\nrun\r\n:1\r\n:2\r\n:3\r\n:1000\r\n"
-              "$0\r\n\r\n$0\r\n\r\n$1\r\na\r\n:0\r\n$7\r\nrunning\r\n:4000\r\n");
+    r = parse("*13\r\n:5\r\n$3\r\nrun\r\n:1\r\n:2\r\n:3\r\n:1000\r\n"
+              "$0\r\n\r\n$0\r\n\r\n$1\r\na\r\n:0\r\n$7\r\nrunning\r\n:4000\r\n"
+              ":-1\r\n");
     assert_int_equal(rb_job__decode_status(r, &st), RB_EPROTO);
     freeReplyObject(r);
-    r = parse("*13\r\n:5\r\n$3\r\nrun\r\n:1\r\n:2\r\n:3\r\n:1000\r\n"
+    r = parse("*14\r\n:5\r\n$3\r\nrun\r\n:1\r\n:2\r\n:3\r\n:1000\r\n"
               "$0\r\n\r\n$0\r\n\r\n$1\r\na\r\n:0\r\n$4\r\nleft\r\n:-1\r\n"
-              ":256\r\n");
+              ":256\r\n:-1\r\n");
     assert_int_equal(rb_job__decode_status(r, &st), RB_EPROTO);
     freeReplyObject(r);
 }
