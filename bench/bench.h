@@ -79,6 +79,10 @@ typedef struct held_lock held_lock;
 int lock_acquire(held_lock **out, bench_conn *c, const char *name,
                  const char *id, long long timeout_ms, char *why,
                  size_t whylen);
+/* The same, shared (a read lock) when `shared`. */
+int lock_acquire_mode(held_lock **out, bench_conn *c, const char *name,
+                      const char *id, int shared, long long timeout_ms,
+                      char *why, size_t whylen);
 int lock_renew(held_lock *l, char *why, size_t whylen);
 /* rb_lock_renew_in_ms: nonzero when the renewal is due. */
 int lock_renew_due(const held_lock *l);

@@ -121,6 +121,13 @@ int lock_acquire(held_lock **out, bench_conn *bc, const char *name,
                  const char *id, long long timeout_ms, char *why,
                  size_t whylen)
 {
+    return lock_acquire_mode(out, bc, name, id, 0, timeout_ms, why, whylen);
+}
+
+int lock_acquire_mode(held_lock **out, bench_conn *bc, const char *name,
+                      const char *id, int shared, long long timeout_ms,
+                      char *why, size_t whylen)
+{
     rb_lock_opts o = RB_LOCK_OPTS_INIT;
     rb_lock *l = NULL;
     rb_error err;
@@ -128,6 +135,7 @@ int lock_acquire(held_lock **out, bench_conn *bc, const char *name,
     o.name = name;
     o.id = id;
     o.timeout_ms = timeout_ms;
+    o.shared = shared;
     if (rb_lock_acquire(&l, bc->c, &o, &err) != RB_OK) {
         snprintf(why, whylen, "%s", err.msg);
         return -1;

@@ -9,6 +9,11 @@
  *                   one is done; and per grant the client commands
  *                   and the Redis commands (INFO commandstats, scripts
  *                   included): lock_handoff_cmds, lock_handoff_calls;
+ *   --mode rw       the same with a read-write lock: process 0 asks
+ *                   exclusive, the other --procs - 1 shared (8 readers,
+ *                   1 writer by default): lock_rw_grants_per_s,
+ *                   lock_rw_cmds (redis-py has no read-write lock to
+ *                   compare with);
  *   --mode idle     one holder (renewing every third of the default
  *                   lease) and --waiters waiters blocked on it (default
  *                   lease): the Redis calls (INFO commandstats, scripts
@@ -26,16 +31,23 @@
 
 #include "bench.h"
 
-static void pair(bench_conn *c, const char *name, const char *id)
+static void pair_mode(bench_conn *c, const char *name, const char *id,
+                      int shared)
 {
     held_lock *l;
     char why[600];
 
-    if (lock_acquire(&l, c, name, id, 60000, why, sizeof(why)) != 0)
+    if (lock_acquire_mode(&l, c, name, id, shared, 60000, why,
+                          sizeof(why)) != 0)
         die("lock_acquire %s: %s", name, why);
     if (lock_release(l, why, sizeof(why)) != 0)
         die("lock_release %s: %s", name, why);
     lock_free(l);
+}
+
+static void pair(bench_conn *c, const char *name, const char *id)
+{
+    pair_mode(c, name, id, 0);
 }
 
 static void mode_pairs(const char *url, const char *name, long count)
@@ -55,7 +67,7 @@ static void mode_pairs(const char *url, const char *name, long count)
 }
 
 static void mode_handoff(bench_ctx *ctx, const char *name, long procs,
-                         long count)
+                         long count, int rw)
 {
     const char *url = ctx->url_text;
     cmdstats *before = malloc(sizeof(cmdstats)),
@@ -88,7 +100,7 @@ static void mode_handoff(bench_ctx *ctx, const char *name, long procs,
             while (now_ns() < start)
                 sleep_ms(1);
             for (i = 0; i < count; i++)
-                pair(c, name, id);
+                pair_mode(c, name, id, rw && p > 0);
             party_conn_free(c);
             _exit(0);
         }
@@ -100,10 +112,20 @@ static void mode_handoff(bench_ctx *ctx, const char *name, long procs,
     if (failed)
         die("a contender failed");
     cmdstats_take(adm, after);
-    d = cmdstats_delta(adm, before, after, "lock hand-off per grant:", grants);
-    printf("lock_handoffs_per_s %.1f\n", grants * 1e9 / (double)(end - start));
-    printf("lock_handoff_cmds %.2f\n", (double)d.client / grants);
-    printf("lock_handoff_calls %.2f\n", (double)(d.client + d.inside) / grants);
+    d = cmdstats_delta(adm, before, after, rw ? "lock rw per grant:"
+                                              : "lock hand-off per grant:",
+                       grants);
+    if (rw) {
+        printf("lock_rw_grants_per_s %.1f\n",
+               grants * 1e9 / (double)(end - start));
+        printf("lock_rw_cmds %.2f\n", (double)d.client / grants);
+    } else {
+        printf("lock_handoffs_per_s %.1f\n",
+               grants * 1e9 / (double)(end - start));
+        printf("lock_handoff_cmds %.2f\n", (double)d.client / grants);
+        printf("lock_handoff_calls %.2f\n",
+               (double)(d.client + d.inside) / grants);
+    }
     redisFree(adm);
     free(before);
     free(after);
@@ -226,10 +248,12 @@ int bench_lock(bench_ctx *ctx, int argc, char **argv)
     if (strcmp(mode, "pairs") == 0)
         mode_pairs(ctx->url_text, name, count);
     else if (strcmp(mode, "handoff") == 0)
-        mode_handoff(ctx, name, procs, count);
+        mode_handoff(ctx, name, procs, count, 0);
+    else if (strcmp(mode, "rw") == 0)
+        mode_handoff(ctx, name, procs, count, 1);
     else if (strcmp(mode, "idle") == 0)
         mode_idle(ctx, name, waiters, seconds);
     else
-        bench_usage_error(ctx, "--mode is pairs, handoff or idle");
+        bench_usage_error(ctx, "--mode is pairs, handoff, rw or idle");
     return 0;
 }

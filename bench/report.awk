@@ -224,6 +224,8 @@ END {
         printf "%-44s %12s %15s\n", "figure", "value", "min..max"
         row("lock: client commands per hand-off", "lock_handoff_cmds", "", "", "", "", "")
         row("lock: Redis commands per hand-off", "lock_handoff_calls", "", "", "", "", "")
+        row("rw lock: grants/s, 8 readers + 1 writer", "lock_rw_grants_per_s", "", "", "", "", "")
+        row("rw lock: client commands per grant", "lock_rw_cmds", "", "", "", "", "")
         printf "Raw samples: %s\n", "bench-raw.txt"
         if (missing != "") {
             printf "bench: no number for:%s\n", missing > "/dev/stderr"

@@ -194,6 +194,10 @@ lock_rows() {
     bench lock --url "$tcp/0" --mode handoff --procs 8 --count "$LOCK_HANDOFFS"
     step "$PYTHON" "$here/pylock.py" --url "$tcp/0" --mode handoff --procs 8 \
         --count "$LOCK_HANDOFFS"
+    # A read-write lock: 8 readers and 1 writer (redis-py has none).
+    [ "$ONLY" = lock ] &&
+        bench lock --url "$tcp/0" --mode rw --procs 9 --count "$LOCK_HANDOFFS"
+    return 0
 }
 for rep in $(seq "$REPS"); do
     if [ "$ONLY" = lock ]; then

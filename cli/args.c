@@ -68,13 +68,14 @@ static struct arg_hdr *find_long(void **table, const char *name, size_t len)
 }
 
 /* The table's long option nearest to name (len bytes), for "did you
- * mean": within 2 edits, or name is a prefix of it. NULL: none close. */
+ * mean": one name starts with (a prefix: --na for --name, not --n, which
+ * is one edit away), else within 2 edits. NULL: none close. */
 static const char *nearest_long(void **table, const char *name, size_t len)
 {
     struct arg_hdr **hdr = (struct arg_hdr **)table;
     const char *best = NULL;
     char word[32];
-    size_t best_d = 3, d;
+    size_t best_d = 4, d;
 
     if (len == 0 || len >= sizeof(word))
         return NULL;
@@ -85,9 +86,9 @@ static const char *nearest_long(void **table, const char *name, size_t len)
 
         if (lo == NULL || lo[0] == '\0' || strchr(lo, ','))
             continue;
-        d = cli_distance(word, lo);
-        if (len >= 3 && strncmp(word, lo, len) == 0)
-            d = 1;
+        d = cli_distance(word, lo) + 1;
+        if (len >= 2 && strncmp(word, lo, len) == 0)
+            d = 0;
         if (d < best_d) {
             best_d = d;
             best = lo;
@@ -157,6 +158,38 @@ static int check_long_options(int argc, char **argv, void **table)
     return -1;
 }
 
+/* The first word of argv (before any "--") that is neither an option nor
+ * an option's value, or NULL: for lock and run, the command whose "--"
+ * was forgotten. */
+static const char *stray_word(int argc, char **argv, void **table)
+{
+    int i;
+
+    for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        const char *w = argv[i];
+        struct arg_hdr **hdr = (struct arg_hdr **)table;
+        struct arg_hdr *h = NULL;
+
+        if (strncmp(w, "--", 2) == 0) {
+            if (strchr(w, '=') == NULL &&
+                (h = find_long(table, w + 2, strlen(w + 2))) != NULL &&
+                (h->flag & ARG_HASVALUE))
+                i++;
+            continue;
+        }
+        if (w[0] != '-' || w[1] == '\0')
+            return w;
+        if (w[2] != '\0')
+            continue;    /* -w5: the value is attached */
+        for (; !((*hdr)->flag & ARG_TERMINATOR); hdr++)
+            if ((*hdr)->shortopts && strchr((*hdr)->shortopts, w[1]))
+                h = *hdr;
+        if (h && (h->flag & ARG_HASVALUE))
+            i++;
+    }
+    return NULL;
+}
+
 /* argtable's error lines ("rbarrier: missing option --n"), as one line:
  * one error, one line. */
 static int report_parse_errors(struct arg_end *end)
@@ -193,6 +226,7 @@ int cli_parse(int argc, char **argv, void **table, struct arg_end *end,
               const char *description)
 {
     int nerrors, i, code;
+    const char *stray;
 
     /* Errors under --json are JSON too, parse errors included. */
     for (i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
@@ -202,6 +236,11 @@ int cli_parse(int argc, char **argv, void **table, struct arg_end *end,
         return cli_fail(CLI_EXIT_REDIS, "out of memory");
     if ((code = check_long_options(argc, argv, table)) >= 0)
         return code;
+    if ((strcmp(cmd, "lock") == 0 || strcmp(cmd, "run") == 0) &&
+        (stray = stray_word(argc, argv, table)) != NULL)
+        return cli_fail(CLI_EXIT_USAGE, "unexpected argument '%s' (did you "
+                        "forget '--' before the command? rbarrier %s "
+                        "[options] -- CMD [ARGS])", stray, cmd);
     nerrors = arg_parse(argc, argv, table);
     /* Help wins only when it is all that was asked (the only errors then
      * are the mandatory options it left out); otherwise a parse error wins,

@@ -26,6 +26,34 @@ static char *join_removed(const rb_reset_result *rr)
     return out;
 }
 
+/* A name with no barrier may still have a lock or a job: say which flag
+ * resets it (best effort: a failed look-up adds nothing). */
+static const char *other_kinds(rb_conn *conn, const char *prefix,
+                               const char *name)
+{
+    rb_lock_state ls;
+    rb_job_status js;
+    int lock = 0, job = 0;
+
+    if (rb_lock_status(&ls, conn, prefix, name, NULL) == RB_OK) {
+        lock = ls.holders_count + ls.waiters_count > 0;
+        rb_lock_state_clear(&ls);
+    }
+    memset(&js, 0, sizeof(js));
+    if (rb_job_status_get(&js, conn, prefix, name, NULL) == RB_OK) {
+        job = js.epoch != 0;
+        rb_job_status_clear(&js);
+    }
+    if (lock && job)
+        return " (but a lock and a job of that name are in use: --lock or "
+               "--job resets them)";
+    if (lock)
+        return " (but a lock of that name is in use: --lock resets it)";
+    if (job)
+        return " (but a job of that name exists: --job resets it)";
+    return "";
+}
+
 int cmd_reset(int argc, char **argv)
 {
     cli_common common;
@@ -126,7 +154,9 @@ int cmd_reset(int argc, char **argv)
             printf("%s: removed damaged state (wrong type): %s\n",
                    name->sval[0], removed);
         if (rr.gen == 0 && !removed[0])
-            printf("%s: no such barrier; nothing to reset\n", name->sval[0]);
+            printf("%s: no such barrier; nothing to reset%s\n",
+                   name->sval[0], other_kinds(conn, cfg.prefix,
+                                              name->sval[0]));
         else if (rr.gen != 0)
             printf("%s: round %lld broken (%ld arrived)\n", name->sval[0],
                    rr.gen, rr.members);

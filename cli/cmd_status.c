@@ -106,6 +106,8 @@ static void print_lock(const rb_lock_state *ls)
             cli_json_kint(j, "token", ls->holders[i].token);
             cli_json_kint(j, "lease_left_ms", ls->holders[i].lease_left_ms);
             cli_json_kint(j, "held_ms", ls->holders[i].held_ms);
+            cli_json_kstr(j, "mode", ls->holders[i].shared ? "shared"
+                                                           : "exclusive");
             cli_json_end_obj(j);
         }
         cli_json_end_arr(j);
@@ -115,6 +117,8 @@ static void print_lock(const rb_lock_state *ls)
             cli_json_begin_obj(j);
             cli_json_kstr(j, "id", ls->waiters[i].id);
             cli_json_kint(j, "lease_left_ms", ls->waiters[i].lease_left_ms);
+            cli_json_kstr(j, "mode", ls->waiters[i].shared ? "shared"
+                                                           : "exclusive");
             cli_json_end_obj(j);
         }
         cli_json_end_arr(j);
@@ -130,9 +134,10 @@ static void print_lock(const rb_lock_state *ls)
         char id[4 * RB_NAME_MAX + 1];
 
         cli_escape(id, sizeof(id), ls->holders[i].id);
-        printf("  holder %-23s token %lld, held %lld.%03llds, lease left ",
-               id, ls->holders[i].token, ls->holders[i].held_ms / 1000,
-               ls->holders[i].held_ms % 1000);
+        printf("  holder %-23s token %lld, %s, held %lld.%03llds, lease "
+               "left ", id, ls->holders[i].token,
+               ls->holders[i].shared ? "shared" : "exclusive",
+               ls->holders[i].held_ms / 1000, ls->holders[i].held_ms % 1000);
         print_ms(ls->holders[i].lease_left_ms);
         printf("\n");
     }
@@ -140,7 +145,8 @@ static void print_lock(const rb_lock_state *ls)
         char id[4 * RB_NAME_MAX + 1];
 
         cli_escape(id, sizeof(id), ls->waiters[i].id);
-        printf("  waiter %-23s #%zu in line, lease left ", id, i + 1);
+        printf("  waiter %-23s #%zu in line, %s, lease left ", id, i + 1,
+               ls->waiters[i].shared ? "shared" : "exclusive");
         print_ms(ls->waiters[i].lease_left_ms);
         printf("\n");
     }

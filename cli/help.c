@@ -29,6 +29,42 @@ static const struct {
     { CLI_X_SIGNAL, "128+N", "interrupted by signal N" },
 };
 
+/* Where a command's codes mean something else than a barrier's. */
+static const struct {
+    const char *cmd;
+    int bit;
+    const char *text;
+} exit_overrides[] = {
+    { "lock", CLI_X_OK, "the command exited 0" },
+    { "lock", CLI_X_REDIS, "the lock was not had (-n, -w; -E N sets the "
+                           "code), Redis answered with an error, or the "
+                           "lock's state was lost while held" },
+    { "lock", CLI_X_BROKEN, "the held lock was lost: revoked by `reset "
+                            "--lock`, or its lease ran out; the command was "
+                            "stopped" },
+    { "lock", CLI_X_UNREACHABLE, "Redis could not be reached (while held: "
+                                 "the command was stopped)" },
+    { "lock", CLI_X_TIMEOUT, "--timeout passed before the lock was had "
+                             "(with -E N: N)" },
+    { "run", CLI_X_BROKEN, "the job was broken (another member failed, "
+                           "died, made no progress, or was stopped, or "
+                           "reset); the reason is on stderr" },
+    { "run", CLI_X_TIMEOUT, "this member's own --timeout expired while "
+                            "entering (the job breaks for the others)" },
+};
+
+static const char *exit_text(const char *cmd, int bit, const char *text)
+{
+    size_t i;
+
+    for (i = 0; cmd && i < sizeof(exit_overrides) / sizeof(exit_overrides[0]);
+         i++)
+        if (exit_overrides[i].bit == bit &&
+            strcmp(exit_overrides[i].cmd, cmd) == 0)
+            return exit_overrides[i].text;
+    return text;
+}
+
 /* Print text from column `col` (the cursor is there), wrapping at WIDTH
  * with continuation lines indented to `indent`; explicit newlines are kept
  * (and indented). */
@@ -130,7 +166,7 @@ static const cli_cmd *find_cmd(const char *name)
     return NULL;
 }
 
-static void print_exits(FILE *f, unsigned exits)
+static void print_exits(FILE *f, const char *cmd, unsigned exits)
 {
     size_t i;
 
@@ -139,8 +175,10 @@ static void print_exits(FILE *f, unsigned exits)
         if (exits & (unsigned)exit_texts[i].bit) {
             fprintf(f, "  %-6s", exit_texts[i].code);
             /* "0" says what success means for a barrier command only. */
-            wrap(f, exit_texts[i].bit == CLI_X_OK && !(exits & CLI_X_BROKEN)
-                        ? "done" : exit_texts[i].text, 8, 8);
+            wrap(f, exit_text(cmd, exit_texts[i].bit,
+                              exit_texts[i].bit == CLI_X_OK &&
+                                      !(exits & CLI_X_BROKEN)
+                                  ? "done" : exit_texts[i].text), 8, 8);
         }
 }
 
@@ -171,7 +209,7 @@ void cli_print_help(FILE *f, void **table, const char *cmd,
         wrap(f, c->examples, 2, 2);
     }
     fputc('\n', f);
-    print_exits(f, c ? c->exits : CLI_X_ALL);
+    print_exits(f, c ? c->name : NULL, c ? c->exits : CLI_X_ALL);
 }
 
 const char *cli_help_flag(int argc, char **argv)
@@ -207,7 +245,7 @@ void cli_usage(FILE *f)
         "  REDISCLI_AUTH  the password, when the URL has none (so it need "
         "not sit\n"
         "                 in argv, where ps shows it)\n\n");
-    print_exits(f, CLI_X_ALL & ~(unsigned)CLI_X_CMD);
+    print_exits(f, NULL, CLI_X_ALL & ~(unsigned)CLI_X_CMD);
 }
 
 size_t cli_distance(const char *a, const char *b)

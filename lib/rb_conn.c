@@ -233,6 +233,11 @@ static int backoff_sleep(rb_conn *c, int ms, int cancellable)
     return 0;
 }
 
+int rb_conn__pause(rb_conn *c, int ms)
+{
+    return backoff_sleep(c, ms, 1);
+}
+
 static int next_delay(int delay, int cap)
 {
     return delay * 2 > cap ? cap : delay * 2;

@@ -191,6 +191,8 @@ int rb_conn__block_rotate(rb_conn *c, const char *key, rb_call *call,
 
 /* 1 when the cancel fd is readable now. */
 int rb_conn__cancelled(const rb_conn *c);
+/* Sleep ms, or until the cancel fd is readable (then 1). */
+int rb_conn__pause(rb_conn *c, int ms);
 
 /* ---- the key layout (rb_keys.c; its Lua half: lua/includes/keys.lua) ---- */
 

@@ -61,6 +61,8 @@ struct rb_lock {
     long long token;
     long long renewed_at;     /* rb_now_ms when the last good renewal (or
                                  the call that was granted) was sent */
+    int shared;               /* a shared (read) request */
+    int nonblock;             /* one attempt */
     int held;
     int released;
 };
@@ -72,10 +74,10 @@ static int check_opts(const rb_lock_opts *o, rb_error *err)
     if (o == NULL)
         return rb_error__set(err, RB_EINVAL, "no lock options (declare "
                              "them with RB_LOCK_OPTS_INIT)");
-    if (o->version != RB_LOCK_OPTS_VERSION)
+    if (o->version != 1 && o->version != RB_LOCK_OPTS_VERSION)
         return rb_error__set(err, RB_EINVAL, "rb_lock_opts version %u is "
-                             "not one this library knows (%d)", o->version,
-                             RB_LOCK_OPTS_VERSION);
+                             "not one this library knows (1..%d)",
+                             o->version, RB_LOCK_OPTS_VERSION);
     if ((rc = rb_check_name(o->name, "lock name", err)) != RB_OK)
         return rc;
     if ((rc = rb_check_id(o->id, "holder id", err)) != RB_OK)
@@ -90,6 +92,10 @@ static int check_opts(const rb_lock_opts *o, rb_error *err)
                              "not be negative");
     if (o->lease_ms > 0 && o->lease_ms < 30)
         return rb_error__set(err, RB_EINVAL, "lease must be at least 30 ms");
+    if (o->version >= 2 && o->shared && o->max > 1)
+        return rb_error__set(err, RB_EINVAL, "a shared request takes no max "
+                             "(a read-write lock has one exclusive slot), "
+                             "not %ld", o->max);
     return RB_OK;
 }
 
@@ -118,12 +124,13 @@ static int run_acquire(rb_lock *l, const char *max, int first,
                        rb_error *err)
 {
     const char *keys[1] = { l->base };
-    const char *args[6] = { l->id, l->nonce, max, l->lease_text,
-                            l->ttl_text, first ? "1" : "0" };
+    const char *args[7] = { l->id, l->nonce, max, l->lease_text,
+                            l->ttl_text, first ? "1" : "0",
+                            l->shared ? "s" : "x" };
     redisReply *r = NULL;
     int rc;
 
-    rc = rb_script__run(l->c, RB_SCRIPT_LOCK_ACQUIRE, keys, args, 6, call,
+    rc = rb_script__run(l->c, RB_SCRIPT_LOCK_ACQUIRE, keys, args, 7, call,
                         &r, err);
     if (rc != RB_OK)
         return script_failed(l, rc, call, err);
@@ -133,7 +140,8 @@ static int run_acquire(rb_lock *l, const char *max, int first,
                         out->kind != RB_LOCK_WAIT &&
                         out->kind != RB_LOCK_BADMAX &&
                         out->kind != RB_LOCK_BUSY &&
-                        out->kind != RB_LOCK_LOST))
+                        out->kind != RB_LOCK_LOST &&
+                        out->kind != RB_LOCK_GONE))
         return bad_reply(l, "lock-acquire", err);
     return RB_OK;
 }
@@ -152,8 +160,9 @@ static int run_renew(rb_lock *l, rb_call *call, rb_lock_reply *out,
         return script_failed(l, rc, call, err);
     rc = rb_lock__decode(r, out);
     freeReplyObject(r);
-    if (rc != RB_OK ||
-        (out->kind != RB_LOCK_HELD && out->kind != RB_LOCK_LOST))
+    if (rc != RB_OK || (out->kind != RB_LOCK_HELD &&
+                        out->kind != RB_LOCK_LOST &&
+                        out->kind != RB_LOCK_GONE))
         return bad_reply(l, "lock-renew", err);
     return RB_OK;
 }
@@ -309,10 +318,44 @@ static int block_slice(rb_lock *l, long long slice_ms, const rb_deadline *own,
     return 1;
 }
 
+/* The id holds or waits in another process, whose lease has lr->next_ms
+ * left (the call was sent at `sent`). Alive, it renews within that time;
+ * dead, its entry expires and this acquire takes its place. So wait, a
+ * second at a time, at most until that deadline: a later deadline seen
+ * meanwhile means it renewed, and the id is refused. *until: the first
+ * deadline seen, by this clock, counted from the reply (a bound above);
+ * a later one is counted from the sending (a bound below), so a slow
+ * reply is never taken for a renewal; 5 ms for the two clocks' whole
+ * milliseconds (a renewal moves it by a third of a lease, 10 ms at
+ * least). RB_OK: try again now. */
+static int busy_id(rb_lock *l, const rb_lock_reply *lr, long long sent,
+                   long long *until, rb_error *err)
+{
+    long long now = rb_now_ms(), pause;
+
+    if (lr->next_ms < 0 || l->nonblock ||
+        (*until != 0 && sent + lr->next_ms > *until + 5))
+        return rb_error__set(err, RB_EINVAL, "lock %s: id '%s' is in use by "
+                             "another live process (it %s); each needs an id "
+                             "of its own (nothing written)", l->name, l->id,
+                             *until ? "renewed its lease" : "holds or waits");
+    if (*until == 0)
+        *until = now + lr->next_ms;
+    pause = *until + RB_LOCK_AFTER_DEADLINE_MS - now;
+    if (pause > 1000)
+        pause = 1000;
+    if (rb_conn__pause(l->c, (int)(pause > 10 ? pause : 10)))
+        return rb_error__set(err, RB_ECANCELED, "lock %s: interrupted",
+                             l->name);
+    return RB_OK;
+}
+
 static int wait_for_grant(rb_lock *l, const rb_lock_opts *o,
                           const rb_deadline *own, rb_error *err)
 {
+    long long started = rb_now_ms();
     char max[24];
+    long long dup_until = 0;
     int first = 1, rc;
 
     snprintf(max, sizeof(max), "%ld", o->max > 0 ? o->max : 1);
@@ -344,21 +387,42 @@ static int wait_for_grant(rb_lock *l, const rb_lock_opts *o,
             l->held = 1;
             return RB_OK;
         case RB_LOCK_BADMAX:
+            if (l->shared)
+                return rb_error__set(err, RB_EINVAL, "lock %s is in use as "
+                                     "a semaphore of max %ld; a shared (-s) "
+                                     "request needs a mutex or read-write "
+                                     "lock (nothing written)", l->name,
+                                     lr.max);
+            if (lr.max == 1)
+                return rb_error__set(err, RB_EINVAL, "lock %s is in use as "
+                                     "a mutex or read-write lock (max 1); "
+                                     "this holder said max %s (nothing "
+                                     "written)", l->name, max);
             return rb_error__set(err, RB_EINVAL, "lock %s is in use with "
                                  "max %ld; this holder said max %s "
                                  "(nothing written)", l->name, lr.max, max);
         case RB_LOCK_BUSY:
-            return rb_error__set(err, RB_EINVAL, "lock %s: id '%s' already "
-                                 "holds or waits in another process "
-                                 "(nothing written)", l->name, l->id);
+            if ((rc = busy_id(l, &lr, sent, &dup_until, err)) != RB_OK)
+                return rc;
+            continue;
         case RB_LOCK_LOST:
             return rb_error__set(err, RB_EBROKEN, "lock %s: this waiter's "
                                  "place is gone (its lease ran out, or the "
                                  "lock was reset)", l->name);
+        case RB_LOCK_GONE:
+            return rb_error__set(err, RB_ELOST, "lock %s: state lost while "
+                                 "waiting (FLUSHALL, eviction, or a restart "
+                                 "without persistence)", l->name);
         default:
             break;
         }
+        if (l->nonblock)
+            return leave(l, rb_error__set(err, RB_ETIMEOUT, "lock %s: not "
+                                          "had (held by another, or others "
+                                          "wait first)", l->name));
         first = 0;
+        if (o->version >= 2 && o->progress)
+            o->progress(rb_now_ms() - started, o->payload);
         slice = l->lease_ms / 3;
         if (lr.next_ms >= 0 && lr.next_ms + RB_LOCK_AFTER_DEADLINE_MS < slice)
             slice = lr.next_ms + RB_LOCK_AFTER_DEADLINE_MS;
@@ -399,6 +463,10 @@ int rb_lock_acquire(rb_lock **out, rb_conn *c, const rb_lock_opts *o,
     l->c = c;
     snprintf(l->name, sizeof(l->name), "%s", o->name);
     snprintf(l->id, sizeof(l->id), "%s", o->id);
+    if (o->version >= 2) {
+        l->shared = o->shared != 0;
+        l->nonblock = o->nonblock != 0;
+    }
     rb_random_hex(l->nonce, 16);
     l->lease_ms = o->lease_ms > 0 ? o->lease_ms : RB_LOCK_DEFAULT_LEASE_MS;
     snprintf(l->lease_text, sizeof(l->lease_text), "%lld", l->lease_ms);
@@ -475,13 +543,19 @@ int rb_lock_renew(rb_lock *l, rb_error *err)
     if (rc == RB_ETIMEOUT || (rc == RB_EUNREACHABLE &&
                               rb_now_ms() + RB_REPLY_GRACE_MS >= end)) {
         l->held = 0;
-        return rb_error__set(err, RB_EBROKEN, "lock %s lost: Redis not "
+        return rb_error__set(err, RB_EUNREACHABLE, "lock %s lost: Redis not "
                              "reached before the lease ran out (%s)",
                              l->name, rc == RB_ETIMEOUT ? "no reply"
                                                         : err->msg);
     }
     if (rc != RB_OK)
         return rc;
+    if (lr.kind == RB_LOCK_GONE) {
+        l->held = 0;
+        return rb_error__set(err, RB_ELOST, "lock %s lost: its state is gone "
+                             "from Redis (FLUSHALL, eviction, or a restart "
+                             "without persistence)", l->name);
+    }
     if (lr.kind != RB_LOCK_HELD) {
         l->held = 0;
         return rb_error__set(err, RB_EBROKEN, "lock %s lost: revoked by a "

@@ -16,8 +16,10 @@ typedef enum rb_lock_kind {
     RB_LOCK_HELD = 0,     /* token */
     RB_LOCK_WAIT,         /* next_ms */
     RB_LOCK_BADMAX,       /* max: the lock's own */
-    RB_LOCK_BUSY,         /* the id is in use under another nonce */
+    RB_LOCK_BUSY,         /* the id is in use under another nonce;
+                             next_ms: its lease left (-1: not said) */
     RB_LOCK_LOST,         /* no entry (any script) */
+    RB_LOCK_GONE,         /* no entry and no counter: the state was lost */
     RB_LOCK_RELEASED,     /* token */
     RB_LOCK_LEFT,         /* left the queue */
     RB_LOCK_NONE          /* release found nothing */

@@ -145,12 +145,19 @@ int rb_lock__decode(const redisReply *r, rb_lock_reply *out)
         out->max = (long)v;
         return RB_OK;
     }
+    if (word_is(r->element[0], "busy")) {
+        out->kind = RB_LOCK_BUSY;
+        if (r->elements == 2)
+            return rb_reply__int(r->element[1], 0, 1LL << 40,
+                                 &out->next_ms) == RB_OK ? RB_OK : RB_EPROTO;
+        return r->elements == 1 ? RB_OK : RB_EPROTO;
+    }
     if (r->elements != 1)
         return RB_EPROTO;
-    if (word_is(r->element[0], "busy"))
-        out->kind = RB_LOCK_BUSY;
-    else if (word_is(r->element[0], "lost"))
+    if (word_is(r->element[0], "lost"))
         out->kind = RB_LOCK_LOST;
+    else if (word_is(r->element[0], "gone"))
+        out->kind = RB_LOCK_GONE;
     else if (word_is(r->element[0], "left"))
         out->kind = RB_LOCK_LEFT;
     else if (word_is(r->element[0], "none"))
@@ -197,6 +204,14 @@ static char *dup_word(const redisReply *r)
     return s;
 }
 
+/* 1 shared, 0 exclusive, -1 neither. */
+static int mode_of(const redisReply *r)
+{
+    if (word_is(r, "s"))
+        return 1;
+    return word_is(r, "x") ? 0 : -1;
+}
+
 int rb_lock__decode_status(const redisReply *r, rb_lock_state *out)
 {
     long long max, now, token, nh, deadline, since;
@@ -209,15 +224,15 @@ int rb_lock__decode_status(const redisReply *r, rb_lock_state *out)
         rb_reply__int(r->element[1], 0, TOKEN_MAX, &now) != RB_OK ||
         rb_reply__int(r->element[2], 0, TOKEN_MAX, &token) != RB_OK ||
         rb_reply__int(r->element[3], 0, 1LL << 40, &nh) != RB_OK ||
-        (size_t)nh > (r->elements - 4) / 4 ||
-        (r->elements - 4 - 4 * (size_t)nh) % 2 != 0)
+        (size_t)nh > (r->elements - 4) / 5 ||
+        (r->elements - 4 - 5 * (size_t)nh) % 3 != 0)
         return RB_EPROTO;
     out->max = (long)max;
     out->token = token;
     if (nh && (out->holders = calloc((size_t)nh, sizeof(*out->holders))) ==
                   NULL)
         return RB_ENOMEM;
-    for (i = 0, k = 4; i < (size_t)nh; i++, k += 4) {
+    for (i = 0, k = 4; i < (size_t)nh; i++, k += 5) {
         rb_lock_holder *h = &out->holders[i];
 
         if (!is_word(r->element[k]) ||
@@ -225,7 +240,8 @@ int rb_lock__decode_status(const redisReply *r, rb_lock_state *out)
                 RB_OK ||
             rb_reply__int(r->element[k + 2], 0, TOKEN_MAX, &deadline) !=
                 RB_OK ||
-            rb_reply__int(r->element[k + 3], 0, TOKEN_MAX, &since) != RB_OK)
+            rb_reply__int(r->element[k + 3], 0, TOKEN_MAX, &since) != RB_OK ||
+            (h->shared = mode_of(r->element[k + 4])) < 0)
             goto bad;
         if ((h->id = dup_word(r->element[k])) == NULL)
             goto nomem_or_bad;
@@ -234,18 +250,19 @@ int rb_lock__decode_status(const redisReply *r, rb_lock_state *out)
         h->held_ms = since ? now - since : 0;
     }
     if (k < r->elements) {
-        size_t nw = (r->elements - k) / 2;
+        size_t nw = (r->elements - k) / 3;
 
         if ((out->waiters = calloc(nw, sizeof(*out->waiters))) == NULL) {
             rb_lock_state_clear(out);
             return RB_ENOMEM;
         }
-        for (i = 0; i < nw; i++, k += 2) {
+        for (i = 0; i < nw; i++, k += 3) {
             rb_lock_waiter *w = &out->waiters[i];
 
             if (!is_word(r->element[k]) ||
                 rb_reply__int(r->element[k + 1], 0, TOKEN_MAX, &deadline) !=
-                    RB_OK)
+                    RB_OK ||
+                (w->shared = mode_of(r->element[k + 2])) < 0)
                 goto bad;
             if ((w->id = dup_word(r->element[k])) == NULL)
                 goto nomem_or_bad;

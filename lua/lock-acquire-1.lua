@@ -18,6 +18,9 @@
 -- ARGV[6]  '1' on an acquire's first call, '0' on the later ones (after a
 --          blocking slice): a later call whose entry is gone is 'lost',
 --          never queued again at the back
+-- ARGV[7]  's' for a shared (read) request, 'x' (or absent) for an
+--          exclusive one; a shared request needs max 1 (a read-write lock
+--          is a mutex that lets readers in together)
 --
 -- Returns one of
 --   {'held', token}           the caller holds a slot (granted now, or
@@ -32,13 +35,16 @@
 --                             deadline (-1: no holder), or when that is
 --                             a third of the lease or more away, possibly
 --                             less but still that much
---   {'badmax', max}           the lock is in use with another max;
---                             nothing written
---   {'busy'}                  the id holds or waits under another nonce
---                             (two processes with one id); nothing written
+--   {'badmax', max}           the lock is in use with another max (a
+--                             shared request says max 1); nothing
+--                             written
+--   {'busy', left_ms}         the id holds or waits under another nonce
+--                             (two processes with one id), whose lease
+--                             has left_ms to run; nothing written
 --   {'lost'}                  a later call found no entry: the waiter's
---                             lease ran out, the lock was reset, or the
---                             state is gone
+--                             lease ran out, or the lock was reset
+--   {'gone'}                  a later call found no entry and no fencing
+--                             counter: the lock's state was lost
 -- A bad argument is an error reply, and nothing is written.
 
 --- @include "includes/args.lua"
@@ -53,6 +59,9 @@ local max = int_arg(3, 'max', 1, 100000)
 local lease = int_arg(4, 'lease ms', 1, 1e12)
 local ttl = int_arg(5, 'ttl', 1, 1e9)
 local first = int_arg(6, 'first', 0, 1) == 1
+local shared = ARGV[7] == 's'
+if ARGV[7] and ARGV[7] ~= 's' and ARGV[7] ~= 'x' then bad_arg(7, 'mode') end
+if shared and max ~= 1 then bad_arg(3, 'max of a shared request') end
 local holders, queue = lock_key(base, 'holders'), lock_key(base, 'queue')
 local wait = lock_key(base, 'wait')
 local mykey = 'i:' .. id
@@ -78,8 +87,20 @@ local dl, gone = lock_expire(base, now, st.dl, w, ttl)
 local entry = st.entry
 if gone[id] then entry = nil end
 local had, _, token = lock_parse(base, id, entry)
-if had and had ~= nonce then return {'busy'} end
+if had and had ~= nonce then
+  -- How long the other process' lease has left: alive, it renews before
+  -- then; the caller may wait that long to tell.
+  local d = redis.call('ZSCORE', holders, id) or redis.call('ZSCORE', wait, id)
+  return {'busy', d and math.max(0, tonumber(d) - now) or 0}
+end
 local touch = lock_due(st, now, ttl, w)
+local quarantined
+local function quarantine()
+  if quarantined == nil then
+    quarantined = lock_quarantine(base, st, now, w) or false
+  end
+  return quarantined
+end
 local function done(reply)
   lock_write(base, w)
   if touch then lock_refresh(base, ttl) end
@@ -100,6 +121,9 @@ if had then
   redis.call('ZADD', wait, now + lease, id)
   cur = tonumber(st.max or tostring(max))
 elseif not first then
+  if not redis.call('GET', lock_key(base, 'token')) then
+    return {'gone'}
+  end
   return done({'lost'})
 else
   held = redis.call('ZCARD', holders)
@@ -111,12 +135,14 @@ else
     cur = max
   end
   dl = lock_lower(w, dl, now + lease)
-  if nqueue == 0 and held < max then
-    -- A free slot and nobody in line: granted without queueing.
+  if nqueue == 0 and not quarantine() and
+     lock_fits(max, held, shared, st.sh) then
+    -- It fits and nobody is in line: granted without queueing.
     token = lock_next_token(base, ttl)
+    w.sh = shared and '1' or '0'
     history_lock(base, 'grant', id, token, ttl)
     redis.call('ZADD', holders, now + lease, id)
-    w[mykey] = nonce .. ' ' .. lease .. ' ' .. token .. ' ' .. now
+    w[mykey] = lock_fmt(nonce, lease, token, now, shared)
     if held == 0 then lock_created(base, 'holders', ttl) end
     return done({'held', token})
   end
@@ -125,7 +151,7 @@ else
   redis.call('ZADD', queue, ticket, id)
   history_lock(base, 'queue', id, nil, ttl)
   redis.call('ZADD', wait, now + lease, id)
-  w[mykey] = nonce .. ' ' .. lease .. ' 0 0'
+  w[mykey] = lock_fmt(nonce, lease, 0, 0, shared)
   redis.call('DEL', lock_key(base, 'wake:' .. id))
   if nqueue == 0 then
     lock_created(base, 'queue', ttl)
@@ -133,7 +159,9 @@ else
   end
 end
 
-local mine = lock_grant(base, cur, now, ttl, id, held, w, dl)
+local q = quarantine()
+local mine = not q and lock_grant(base, cur, now, ttl, id, held, w, dl, nil,
+                                  st.sh)
 if mine then return done({'held', mine}) end
 -- dl is never later than the holders' earliest lease deadline, so a slice
 -- that ends just after it finds a dead holder's slot at once; only when it
@@ -144,4 +172,6 @@ if next_ms < lease / 3 then
   local earliest = redis.call('ZRANGE', holders, 0, 0, 'WITHSCORES')[2]
   next_ms = earliest and math.max(0, tonumber(earliest) - now) or -1
 end
+-- After a reset the slice also ends when the quarantine does.
+if q and (next_ms < 0 or q - now < next_ms) then next_ms = q - now end
 return done({'wait', next_ms})

@@ -15,7 +15,9 @@
 --   {'left'}             the caller was waiting; it left the queue
 --   {'none'}             the caller neither held nor waited (a second
 --                        release, an expired lease, a reset); nothing
---                        written
+--                        written, but for a holder a reset revoked: its
+--                        release confirms its command stopped, which may
+--                        end the reset's quarantine
 -- A bad argument is an error reply, and nothing is written.
 
 --- @include "includes/args.lua"
@@ -31,12 +33,21 @@ local holders, queue = lock_key(base, 'holders'), lock_key(base, 'queue')
 
 local st = lock_state(base, id)
 local had, _, token = lock_parse(base, id, st.entry)
-if had ~= nonce then return {'none'} end
--- The entry is blanked, not deleted: the one HSET that grants the slot on
--- ends it too.
-local w = {['i:' .. id] = ''}
+local w = {}
+if had ~= nonce then
+  if not st.rq or
+     redis.call('ZREM', lock_key(base, 'revoked'), nonce) == 0 then
+    return {'none'}
+  end
+else
+  -- The entry is blanked, not deleted: the one HSET that grants the slot
+  -- on ends it too.
+  w['i:' .. id] = ''
+end
 local res
-if redis.call('ZREM', holders, id) == 1 then
+if had ~= nonce then
+  res = {'none'}
+elseif redis.call('ZREM', holders, id) == 1 then
   res = {'released', token}
   history_lock(base, 'release', id, token, ttl)
 else
@@ -50,12 +61,15 @@ local head = redis.call('ZRANGE', queue, 0, 0)[1]
 if head then
   local now = now_ms()
   local dl = lock_expire(base, now, st.dl, w, ttl)
-  lock_grant(base, tonumber(st.max or '1') or 1, now, ttl, nil, nil, w, dl,
-             head)
+  if not lock_quarantine(base, st, now, w) then
+    lock_grant(base, tonumber(st.max or '1') or 1, now, ttl, nil, nil, w,
+               dl, head, st.sh)
+  end
   local touch = lock_due(st, now, ttl, w)
   lock_write(base, w)
   if touch then lock_refresh(base, ttl) end
 else
+  if st.rq then lock_quarantine(base, st, now_ms(), w) end
   lock_write(base, w)
 end
 return res

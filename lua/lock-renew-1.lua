@@ -12,8 +12,11 @@
 -- Returns one of
 --   {'held', token}  renewed: the lease runs lease ms from now
 --   {'lost'}         the slot is no longer this holder's (its lease ran
---                    out, a reset revoked it, or the state is gone); an
---                    expired entry is dropped and its slot granted on
+--                    out, or a reset revoked it); an expired entry is
+--                    dropped and its slot granted on
+--   {'gone'}         no entry and no fencing counter: the lock's state
+--                    was lost (FLUSHALL, eviction, a restart without
+--                    persistence), which a reset never does
 -- A bad argument is an error reply, and nothing is written.
 
 --- @include "includes/args.lua"
@@ -31,13 +34,19 @@ local st = lock_state(base, id)
 local now = now_ms()
 
 local had, _, token = lock_parse(base, id, st.entry)
+if not had and not redis.call('GET', lock_key(base, 'token')) then
+  return {'gone'}
+end
 if had ~= nonce then return {'lost'} end
 local deadline = tonumber(redis.call('ZSCORE', holders, id))
 if not deadline then return {'lost'} end
 local w = {}
 if deadline < now then
   local dl = lock_expire(base, now, st.dl, w, ttl)
-  lock_grant(base, tonumber(st.max or '1') or 1, now, ttl, nil, nil, w, dl)
+  if not lock_quarantine(base, st, now, w) then
+    lock_grant(base, tonumber(st.max or '1') or 1, now, ttl, nil, nil, w, dl,
+               nil, st.sh)
+  end
   lock_write(base, w)
   return {'lost'}
 end

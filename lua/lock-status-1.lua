@@ -7,11 +7,13 @@
 -- ARGV     none
 --
 -- Returns {max, now_ms, token, nholders,
---          id, token, deadline, since, ...   (nholders times)
---          id, deadline, ...}                 (the waiters, first first)
+--          id, token, deadline, since, mode, ...   (nholders times)
+--          id, deadline, mode, ...}                 (the waiters, first
+--                                                    first)
 --   max       the lock's slots (0: nobody holds or waits)
 --   now_ms    Redis TIME in milliseconds, to turn deadlines into leases
 --   token     the last token granted (0: never)
+--   mode      's' shared, 'x' exclusive
 -- Expired entries are listed as they are (a negative lease left): status
 -- never changes the lock.
 
@@ -31,15 +33,18 @@ end
 local res = {max, now, tonumber(redis.call('GET', lock_key(base, 'token'))
                                 or '0') or 0, #holders / 2}
 for i = 1, #holders, 2 do
-  local _, _, token, since = lock_entry(base, holders[i])
+  local _, _, token, since, shared = lock_entry(base, holders[i])
   res[#res + 1] = holders[i]
   res[#res + 1] = token or 0
   res[#res + 1] = tonumber(holders[i + 1])
   res[#res + 1] = since or 0
+  res[#res + 1] = shared and 's' or 'x'
 end
 for _, id in ipairs(waiters) do
+  local _, _, _, _, shared = lock_entry(base, id)
   res[#res + 1] = id
   res[#res + 1] = tonumber(redis.call('ZSCORE', lock_key(base, 'wait'), id)
                            or '0')
+  res[#res + 1] = shared and 's' or 'x'
 end
 return res

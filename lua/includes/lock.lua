@@ -5,14 +5,26 @@
 --
 -- Keys under the base key rb:l:{NAME} (all derived by lock_key):
 --   rb:l:{NAME}           hash: max (slots, fixed while anyone holds or
---                         waits), seq (last queue ticket), exp (when the
+--                         waits), sh ('1': the holders, if any, hold
+--                         shared; set by each grant), seq (last queue
+--                         ticket), exp (when the
 --                         expiries were last pushed out, ms), dl (a lower
 --                         bound of every holder's and waiter's lease
 --                         deadline, ms), and i:<id> per holder or waiter,
---                         "<nonce> <lease ms> <token> <since>" (token and
---                         since are 0 while waiting; '' once released)
---   ...:token             string: the fencing counter, INCRBY 1 per grant;
---                         never deleted by a reset, longest expiry
+--                         "<nonce> <lease ms> <token> <since>[ s]" (token
+--                         and since are 0 while waiting; " s" marks a
+--                         shared request; '' once released)
+--   ...:token             string: the fencing counter, one more per grant;
+--                         it starts at the server's TIME in microseconds
+--                         (below 2^53 until the year 2255), so a counter
+--                         lost with the state (FLUSHALL) starts again
+--                         above every token granted before; never deleted
+--                         by a reset, longest expiry
+--                         rq: after a reset, the end of the quarantine
+--                         (ms): the latest lease deadline of the holders
+--                         it revoked ('' once over)
+--   ...:revoked           zset: nonce -> lease deadline of each holder a
+--                         reset revoked that has not confirmed its stop
 --   ...:holders           zset: id -> lease deadline (ms, server TIME)
 --   ...:queue             zset: id -> ticket (first come, first served)
 --   ...:wait              zset: id -> a waiter's lease deadline
@@ -24,19 +36,46 @@
 -- The state a call needs (those fields and the caller's own entry) is
 -- read in one HMGET of the base hash and written in one HSET.
 local function lock_state(base, id)
-  local st = redis.call('HMGET', base, 'max', 'seq', 'exp', 'dl', 'i:' .. id)
+  local st = redis.call('HMGET', base, 'max', 'seq', 'exp', 'dl', 'i:' .. id,
+                        'rq', 'sh')
   return {max = st[1], seq = st[2], exp = tonumber(st[3] or '0') or 0,
-          dl = tonumber(st[4] or ''), entry = st[5]}
+          dl = tonumber(st[4] or ''), entry = st[5],
+          rq = tonumber(st[6] or ''), sh = st[7] == '1'}
 end
 
+-- After a reset, nothing is granted until every holder it revoked has
+-- confirmed that its command stopped (its release) or its lease has
+-- passed: a revoked holder learns of the reset only at its next renewal,
+-- and its command may run until then. Returns the quarantine's end (ms)
+-- while it lasts, else nil (and w ends it). One field of the base hash,
+-- read with the rest, tells a lock never reset: no cost there.
+local function lock_quarantine(base, st, now, w)
+  if not st.rq then return nil end
+  local revoked = lock_key(base, 'revoked')
+  local last = redis.call('ZRANGE', revoked, -1, -1, 'WITHSCORES')[2]
+  if last and tonumber(last) >= now then return tonumber(last) end
+  redis.call('DEL', revoked)
+  w.rq = ''
+  return nil
+end
+
+-- An entry's fields; the fifth result is true for a shared request.
 local function lock_parse(base, id, v)
   if not v or v == '' then return nil end
-  local nonce, lease, token, since =
-    string.match(v, '^(%S+) (%d+) (%d+) (%d+)$')
-  if not nonce then
+  local nonce, lease, token, since, mode =
+    string.match(v, '^(%S+) (%d+) (%d+) (%d+)( ?s?)$')
+  if not nonce or mode == ' ' then
     error({err = 'ERR damaged lock entry of ' .. id .. ' in ' .. base})
   end
-  return nonce, tonumber(lease), tonumber(token), tonumber(since)
+  return nonce, tonumber(lease), tonumber(token), tonumber(since),
+         mode == ' s'
+end
+
+-- An entry's text. Tokens pass 10^14, where tostring (%.14g) would round
+-- them: every number is written with %.0f.
+local function lock_fmt(nonce, lease, token, since, shared)
+  return string.format('%s %.0f %.0f %.0f%s', nonce, lease, token, since,
+                       shared and ' s' or '')
 end
 
 local function lock_entry(base, id)
@@ -129,43 +168,59 @@ local function lock_created(base, part, ttl)
   redis.call('EXPIRE', lock_key(base, part), ttl)
 end
 
--- The next fencing token. A token key created here (the first grant, or
--- one deleted by hand) gets its long expiry at once.
+-- The next fencing token. A counter that is not there (a new name, or
+-- the state lost) starts at the server's clock in microseconds, which no
+-- earlier token of the name can have passed: each grant took more than a
+-- microsecond. It gets its long expiry at once.
 local function lock_next_token(base, ttl)
-  local token = redis.call('INCRBY', lock_key(base, 'token'), 1)
+  local key = lock_key(base, 'token')
+  local token = redis.call('INCRBY', key, 1)
   if token == 1 then
-    redis.call('EXPIRE', lock_key(base, 'token'), ttl * 30)
+    local t = redis.call('TIME')
+    token = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    redis.call('SET', key, string.format('%.0f', token), 'EX', ttl * 30)
   end
   return token
 end
 
+-- Whether a request (shared or not) can be granted beside `held` holders
+-- of a lock of max slots: a shared one beside shared holders only (max is
+-- 1 then: a read-write lock), an exclusive one while a slot is free. hs:
+-- the holders, if any, hold shared (the base hash's sh).
+local function lock_fits(max, held, shared, hs)
+  if shared then return held == 0 or hs end
+  return held < max
+end
+
 -- Grant free slots to the queue's head, in ticket order: each grant takes
 -- the next token and pushes it onto the grantee's own wake list, so a
--- release wakes exactly whom it admits. `self` (an id, or nil) is the
--- caller, told by the reply instead; ttl (s) is for the keys a grant may
--- create; held is the holders' count (nil: counted here); head, when
--- given, is the queue's head as the caller just read it. The grantees'
--- entries and dl go into w. Run after lock_expire with the same now.
+-- release wakes exactly whom it admits. The first request that does not
+-- fit ends the grants, so a shared request behind a waiting exclusive one
+-- waits (no writer starves), and a run of shared ones at the head goes in
+-- together. `self` (an id, or nil) is the caller, told by the reply
+-- instead; ttl (s) is for the keys a grant may create; held is the
+-- holders' count (nil: counted here); head, when given, is the queue's
+-- head as the caller just read it; hs, st.sh. The grantees' entries, dl
+-- and sh go into w. Run after lock_expire with the same now.
 -- Returns self's token when it was granted, else nil.
-local function lock_grant(base, max, now, ttl, self, held, w, dl, head)
+local function lock_grant(base, max, now, ttl, self, held, w, dl, head, hs)
   local holders, queue = lock_key(base, 'holders'), lock_key(base, 'queue')
   local wait = lock_key(base, 'wait')
   held = held or redis.call('ZCARD', holders)
-  local free = max - held
   local mine = nil
-  while free > 0 do
+  -- Full of exclusive holders, nothing fits, whatever waits: the queue is
+  -- not read (a held mutex, a grant just made).
+  while held < max or hs do
     head = head or redis.call('ZRANGE', queue, 0, 0)[1]
     if not head then break end
-    redis.call('ZREM', queue, head)
-    redis.call('ZREM', wait, head)
     -- lock_expire has just dropped every waiter whose lease ran out, its
     -- entry with it: one still here is alive.
-    local nonce, lease
-    if w['i:' .. head] then
-      nonce, lease = lock_parse(base, head, w['i:' .. head])
-    else
-      nonce, lease = lock_entry(base, head)
-    end
+    local v = w['i:' .. head]
+    if v == nil then v = redis.call('HGET', base, 'i:' .. head) end
+    local nonce, lease, _, _, shared = lock_parse(base, head, v)
+    if nonce and not lock_fits(max, held, shared, hs) then break end
+    redis.call('ZREM', queue, head)
+    redis.call('ZREM', wait, head)
     if nonce then
       local token = lock_next_token(base, ttl)
       history_lock(base, 'grant', head, token, ttl)
@@ -173,17 +228,18 @@ local function lock_grant(base, max, now, ttl, self, held, w, dl, head)
       if held == 0 then lock_created(base, 'holders', ttl) end
       dl = lock_lower(w, dl, now + lease)
       held = held + 1
-      w['i:' .. head] = nonce .. ' ' .. lease .. ' ' .. token .. ' ' .. now
+      hs = shared
+      w.sh = shared and '1' or '0'
+      w['i:' .. head] = lock_fmt(nonce, lease, token, now, shared)
       if head == self then
         mine = token
       else
         -- The list is empty: the grantee's acquire emptied it when it
         -- joined the queue, and nothing but this grant pushes to it then.
         local wake = lock_key(base, 'wake:' .. head)
-        redis.call('RPUSH', wake, nonce .. ' ' .. token)
+        redis.call('RPUSH', wake, string.format('%s %.0f', nonce, token))
         redis.call('EXPIRE', wake, math.ceil(2 * lease / 1000))
       end
-      free = free - 1
     end
     head = nil
   end

@@ -56,7 +56,7 @@ check "... and the dead waiter never ran its command" test ! -e "$T/$name.d-ran"
 
 # ---- Redis frozen past the holder's lease ------------------------------------
 # SIGSTOP keeps the connections open with nobody answering. The holder
-# cannot renew: it stops its command and exits 3 before its lease is over
+# cannot renew: it stops its command and exits 4 before its lease is over
 # by its own clock; the waiter is served only after the server is back,
 # so only after the first command is gone.
 name=$(fresh frz)
@@ -72,7 +72,7 @@ await "$name.h" 15
 hms=$(took_ms "$name.h" "$t0")
 cmd_gone=no; gone "$(cat "$T/$name.hcmd")" && cmd_gone=yes
 kill -CONT "$REDIS_PID"
-expect_eq "Redis frozen past the lease: the holder exits 3" 3 "$(code_of "$name.h")"
+expect_eq "Redis frozen past the lease: the holder exits 4 (unreachable)" 4 "$(code_of "$name.h")"
 check "... within its lease (<= 3 s + 1 s margin; $hms ms)" test "$hms" -le 4000
 expect_match "... saying it lost the lock" "lost" "$(err_of "$name.h")"
 expect_eq "... and its command was gone when it exited" yes "$cmd_gone"

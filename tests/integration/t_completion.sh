@@ -35,7 +35,8 @@ expect_eq "rbarrier wait --timeout '' -> nothing (a free value)" "" \
 expect_eq "rbarrier train --b -> --by" "--by " "$(complete_words rbarrier train --b)"
 expect_eq "rbarrier re -> report reset" "report reset " "$(complete_words rbarrier re)"
 expect_eq "rbarrier report --l -> --last" "--last " "$(complete_words rbarrier report --l)"
-expect_eq "rbarrier lock --no -> --no-history" "--no-history " "$(complete_words rbarrier lock --no)"
+expect_eq "rbarrier lock --no -> --no-history, --nonblock" "--no-history --nonblock " "$(complete_words rbarrier lock --no)"
+expect_eq "rbarrier lock --confl -> --conflict-exit-code" "--conflict-exit-code " "$(complete_words rbarrier lock --confl)"
 expect_eq "rbarrier status --name x --j -> --json" "--json " \
     "$(complete_words rbarrier status --name x --j)"
 expect_eq "rbarrier get -- (flags only of get)" "" \

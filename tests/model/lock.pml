@@ -60,10 +60,23 @@
 #ifndef INFLIGHT
 #define INFLIGHT 1
 #endif
+#ifndef SH
+#define SH 0
+#endif
+#ifndef RESETS
+#define RESETS 0
+#endif
+#ifdef MUT_LOCK_GRANT_IN_QUARANTINE
+#define QUARANTINE false
+#else
+#define QUARANTINE ((revoked & ~expd) != 0)
+#endif
 
 #define B(p) (1 << (p))
 #define POP(m) (((m) & 1) + (((m) >> 1) & 1) + (((m) >> 2) & 1))
 #define TAKE(x) atomic { x > 0 -> x-- }
+/* p's command stops */
+#define STOPCMD(p) running--; if :: !(SH & B(p)) -> runx-- :: else fi
 /* p's lease deadline passes; dl, never later than a covered party's
  * deadline, has passed then too */
 #define EXPIRE(p) expd = expd | B(p); dlx = dlx | ((cov >> (p)) & 1)
@@ -82,6 +95,10 @@ byte token;          /* the last fencing token granted */
 byte tok[P];         /* each holder's token */
 byte woken;          /* wake lists holding a grant not yet read */
 byte cov;            /* dl: parties whose deadline is not before it */
+byte tick[P];        /* each waiter's ticket (first come, first served) */
+byte revoked;        /* holders a reset revoked that have not confirmed */
+byte kicked;         /* waiters a reset sent away, not yet woken */
+byte seq;            /* the last ticket */
 bit dlx = 1;         /* dl has passed (absent, on a new lock) */
 
 /* ---- the store CMD writes to, refusing a token older than it saw ---- */
@@ -96,6 +113,7 @@ byte inflight = INFLIGHT;
 
 /* ---- ghosts ---- */
 byte running;        /* CMDs running (of parties that believe they hold) */
+byte runx;           /* ... of them exclusive */
 byte granted;        /* grants so far */
 
 /* Once dl has passed, drop every holder and waiter whose lease has
@@ -132,13 +150,39 @@ inline settle()
 		assert((expd & B(queue[i])) == 0)
 	}
 	do
-#ifndef MUT_LOCK_NO_SLOT_CHECK
-	:: POP(holders) < KS && qlen > 0 ->
-#else
-	:: qlen > 0 ->
+	:: qlen > 0 && !QUARANTINE ->
+		/* the head, or (seeded bug) the first shared request when an
+		 * exclusive head does not fit */
+		k = 0;
+#ifdef MUT_LOCK_SHARED_PAST_X
+		if
+		:: !(SH & B(queue[0])) && POP(holders) >= KS ->
+			do
+			:: k < qlen - 1 && !(SH & B(queue[k])) -> k++
+			:: else -> break
+			od
+		:: else
+		fi;
 #endif
-		h = queue[0];
-		for (j : 0 .. qlen - 2) {
+		h = queue[k];
+		if
+		:: (SH & B(h)) && (holders & ~SH) == 0 -> skip
+#ifndef MUT_LOCK_NO_SLOT_CHECK
+#ifndef MUT_LOCK_X_BESIDE_SHARED
+		:: !(SH & B(h)) && POP(holders) < KS -> skip
+#else
+		:: !(SH & B(h)) && POP(holders & ~SH) < KS -> skip
+#endif
+#else
+		:: !(SH & B(h)) -> skip
+#endif
+		:: else -> break
+		fi;
+		/* first come, first served: nobody waiting came before h */
+		for (j : 0 .. qlen - 1) {
+			assert(queue[j] == h || tick[queue[j]] > tick[h])
+		}
+		for (j : k .. qlen - 2) {
 			queue[j] = queue[j + 1]
 		}
 		qlen--; queue[qlen] = 0;
@@ -157,22 +201,26 @@ inline settle()
 		cov = cov | B(h);     /* its deadline lowers dl */
 		woken = woken | B(h);
 		granted++;
-		/* mutual exclusion in Redis: at most KS holders */
-		assert(POP(holders) <= KS)
+		/* mutual exclusion in Redis: at most KS exclusive holders,
+		 * and none beside a shared one */
+		assert(POP(holders & ~SH) <= KS);
+		assert((holders & ~SH) == 0 || (holders & SH) == 0)
 	:: else -> break
 	od;
-	i = 0; j = 0; h = 0
+	i = 0; j = 0; h = 0; k = 0
 }
 
 proctype Party(byte p)
 {
-	byte i, j, h;
+	byte i, j, h, k;
 	bit lost;
 
 	atomic {                      /* acquire: join the queue */
 		expd = expd & ~B(p);
 		queue[qlen] = p;
 		qlen++;
+		seq++;
+		tick[p] = seq;
 #ifndef MUT_LOCK_DL_NO_LOWER
 		cov = cov | B(p);         /* its deadline lowers dl */
 #endif
@@ -231,14 +279,26 @@ proctype Party(byte p)
 			settle()
 		}
 		goto stop
+	:: atomic { kicked & B(p) ->
+		/* woken by 'reset', or its unread grant deleted (its next
+		 * call says lost): exit 3; it renews no more, so its lease
+		 * passes */
+		kicked = kicked & ~B(p); EXPIRE(p)
+	   } -> goto stop
 	:: atomic { crashes > 0 -> crashes--; EXPIRE(p) } -> goto stop
 	od;
 
 	/* holding: CMD runs, with RBARRIER_LOCK_TOKEN */
 	atomic {
 		running++;
-		/* mutual exclusion: at most KS commands run at once */
-		assert(running <= KS)
+		if
+		:: !(SH & B(p)) -> runx++
+		:: else
+		fi;
+		/* mutual exclusion: at most KS exclusive commands run at once,
+		 * and none beside a shared one */
+		assert(runx <= KS);
+		assert(runx == 0 || running == runx)
 	}
 	do
 	:: atomic {                   /* CMD writes to the store */
@@ -256,16 +316,21 @@ proctype Party(byte p)
 		skip;
 		if
 		:: holders & B(p) -> expd = expd & ~B(p)
-		:: else -> lost = 1; running--   /* lost the slot: stop CMD, exit 3 */
+		:: else -> lost = 1; STOPCMD(p)  /* lost the slot: stop CMD, exit 3 */
 		fi
 	   };
 		if
-		:: lost -> goto stop
+		:: lost ->
+			/* CMD stopped: the release confirms it (a revoked
+			 * holder's ends its part of the quarantine) */
+			atomic { revoked = revoked & ~B(p); settle() }
+			goto stop
 		:: else
 		fi
 	:: atomic {                   /* CMD done: release */
-		running--;
+		STOPCMD(p);
 		holders = holders & ~B(p);
+		revoked = revoked & ~B(p);    /* revoked meanwhile: confirms */
 		settle()
 	   }; goto stop
 	:: atomic { stalls > 0 -> stalls--;
@@ -273,7 +338,7 @@ proctype Party(byte p)
 		 * by its own clock before it runs out */
 		EXPIRE(p);
 #ifndef MUT_LOCK_NO_SELF_STOP
-		running--
+		STOPCMD(p)
 #endif
 	   } ->
 		/* a write it sent before may still reach the store */
@@ -293,14 +358,50 @@ proctype Party(byte p)
 #ifdef MUT_LOCK_NO_SELF_STOP
 		/* ... keeps running until the others have taken the slot */
 		(holders != 0 && !(holders & B(p))) || qlen == 0;
-		running--;
+		STOPCMD(p);
 #endif
 		goto stop
-	:: atomic { crashes > 0 -> crashes--; EXPIRE(p); running-- } ->
+	:: atomic { crashes > 0 -> crashes--; EXPIRE(p); STOPCMD(p) } ->
 		goto stop
 	od;
 stop:
 	skip
+}
+
+/* reset --lock: revoke the holders, send the waiters away (a grant on
+ * its wake list not yet read is deleted with it) */
+proctype Reset()
+{
+	byte i, j, h, k;
+	atomic {
+		revoked = revoked | (holders & ~expd);
+		kicked = woken & holders;
+		woken = woken & ~holders;
+		holders = 0;
+		for (i : 0 .. qlen - 1) {
+			kicked = kicked | B(queue[i]);
+			queue[i] = 0
+		}
+		qlen = 0;
+		cov = 0;
+		dlx = 1;
+		settle()
+	}
+}
+
+proctype Dup()
+{
+end:	/* it may come while id 0 is not held: then it never asks */
+	atomic {
+		(holders & B(0)) && !(expd & B(0)) ->
+#ifndef MUT_LOCK_DUP_JOINS
+		skip                      /* busy: refused (exit 2) */
+#else
+		running++; runx++;        /* runs as the holder of its id */
+		assert(runx <= KS);
+		assert(runx == 0 || running == runx)
+#endif
+	}
 }
 
 init
@@ -310,5 +411,11 @@ init
 		for (n : 0 .. P - 1) {
 			run Party(n)
 		}
+#if RESETS > 0
+		run Reset()    /* one reset at any moment */
+#endif
+#ifdef DUP
+		run Dup()
+#endif
 	}
 }

@@ -49,9 +49,18 @@ static void test_lock_decode_good(void **state)
     assert_int_equal(lr.kind, RB_LOCK_BADMAX);
     assert_int_equal(lr.max, 3);
     assert_int_equal(dec("*1\r\n$4\r\nbusy\r\n", &lr), RB_OK);
+    assert_int_equal(dec("*2\r\n$4\r\nbusy\r\n:2500\r\n", &lr), RB_OK);
+    assert_int_equal(lr.kind, RB_LOCK_BUSY);
+    assert_int_equal(lr.next_ms, 2500);
     assert_int_equal(lr.kind, RB_LOCK_BUSY);
     assert_int_equal(dec("*1\r\n$4\r\nlost\r\n", &lr), RB_OK);
     assert_int_equal(lr.kind, RB_LOCK_LOST);
+    assert_int_equal(dec("*1\r\n$4\r\ngone\r\n", &lr), RB_OK);
+    assert_int_equal(lr.kind, RB_LOCK_GONE);
+    /* a token built from the server's clock in microseconds */
+    assert_int_equal(dec("*2\r\n$4\r\nheld\r\n:1796595437164065\r\n",
+                         &lr), RB_OK);
+    assert_true(lr.token == 1796595437164065LL);
     assert_int_equal(dec("*1\r\n$4\r\nleft\r\n", &lr), RB_OK);
     assert_int_equal(lr.kind, RB_LOCK_LEFT);
     assert_int_equal(dec("*1\r\n$4\r\nnone\r\n", &lr), RB_OK);
@@ -75,7 +84,8 @@ static void test_lock_decode_hostile(void **state)
         "*2\r\n$4\r\nwait\r\n:-2\r\n",              /* below -1 */
         "*2\r\n$4\r\nwait\r\n$2\r\n1x\r\n",
         "*2\r\n$6\r\nbadmax\r\n$1\r\nx\r\n",
-        "*2\r\n$4\r\nbusy\r\n:1\r\n",
+        "*2\r\n$4\r\nbusy\r\n:-1\r\n",
+        "*3\r\n$4\r\nbusy\r\n:1\r\n:1\r\n",
         "*1\r\n$5\r\nheld?\r\n",
         "*1\r\n:1\r\n",
         "*1\r\n*1\r\n$4\r\nheld\r\n",
@@ -140,10 +150,11 @@ static void test_lock_decode_status(void **state)
 
     (void)state;
     /* max 2, now 10000, token 9; holder h1 (token 9, deadline 15000, since
-     * 8000); waiters w1 (deadline 9000: expired), w2. */
-    r = parse("*12\r\n:2\r\n:10000\r\n:9\r\n:1\r\n"
-              "$2\r\nh1\r\n:9\r\n:15000\r\n:8000\r\n"
-              "$2\r\nw1\r\n:9000\r\n$2\r\nw2\r\n:19000\r\n");
+     * 8000, exclusive); waiters w1 (deadline 9000: expired; shared), w2. */
+    r = parse("*15\r\n:2\r\n:10000\r\n:9\r\n:1\r\n"
+              "$2\r\nh1\r\n:9\r\n:15000\r\n:8000\r\n$1\r\nx\r\n"
+              "$2\r\nw1\r\n:9000\r\n$1\r\ns\r\n"
+              "$2\r\nw2\r\n:19000\r\n$1\r\nx\r\n");
     assert_non_null(r);
     assert_int_equal(rb_lock__decode_status(r, &st), RB_OK);
     freeReplyObject(r);
@@ -154,10 +165,13 @@ static void test_lock_decode_status(void **state)
     assert_int_equal(st.holders[0].token, 9);
     assert_int_equal(st.holders[0].lease_left_ms, 5000);
     assert_int_equal(st.holders[0].held_ms, 2000);
+    assert_int_equal(st.holders[0].shared, 0);
     assert_int_equal(st.waiters_count, 2);
     assert_string_equal(st.waiters[0].id, "w1");
     assert_int_equal(st.waiters[0].lease_left_ms, -1000);
+    assert_int_equal(st.waiters[0].shared, 1);
     assert_string_equal(st.waiters[1].id, "w2");
+    assert_int_equal(st.waiters[1].shared, 0);
     rb_lock_state_clear(&st);
     assert_int_equal(st.holders_count, 0);
     assert_null(st.holders);
@@ -182,6 +196,9 @@ static void test_lock_decode_status_hostile(void **state)
         "*4\r\n:-1\r\n:1\r\n:0\r\n:0\r\n",
         "*4\r\n:100001\r\n:1\r\n:0\r\n:0\r\n",
         "*6\r\n:1\r\n:1\r\n:1\r\n:0\r\n$0\r\n\r\n:1\r\n",  /* empty id */
+        /* a mode that is neither s nor x */
+        "*7\r\n:1\r\n:1\r\n:1\r\n:0\r\n$1\r\nw\r\n:1\r\n$1\r\nr\r\n",
+        "*9\r\n:1\r\n:1\r\n:1\r\n:1\r\n$1\r\nh\r\n:1\r\n:1\r\n:1\r\n:1\r\n",
         "+OK\r\n",
     };
     rb_lock_state st;
