@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "clock.h"
+#include "run_stop.h"
 #include "supervise.h"
 
 static const char lock_description[] =
@@ -44,7 +45,7 @@ static const char lock_description[] =
 
 typedef struct lock_flags {
     struct arg_str *name, *max, *id, *timeout, *lease, *kill_after;
-    struct arg_str *wait, *conflict, *command;
+    struct arg_str *wait, *conflict, *command, *stall_after, *progress_file;
     struct arg_lit *nonblock, *shared, *exclusive, *verbose, *quiet;
     struct arg_lit *no_history;
     cli_common common;
@@ -58,6 +59,8 @@ typedef struct lock_args {
                                (--timeout alone) */
     const char *shell_cmd;  /* -c */
     int verbose;
+    long long stall_after_ms;   /* 0: no stall check */
+    const char *progress_file;
 } lock_args;
 
 /* flock's -n, -w, -E, -s, -x and -c, with flock's meanings. */
@@ -134,7 +137,12 @@ static int parse_flags(const lock_flags *f, rb_lock_opts *o, lock_args *a,
                            CLI_KILL_AFTER_MIN_MS, CLI_KILL_AFTER_MAX_MS,
                            &a->kill_after, err) != RB_OK)
         return RB_EINVAL;
-    if (parse_flock_flags(f, o, a, err) != RB_OK)
+    if (parse_flock_flags(f, o, a, err) != RB_OK ||
+        cli_run_stall_flags(f->stall_after->count ? f->stall_after->sval[0]
+                                                  : NULL,
+                            f->progress_file->count
+                                ? f->progress_file->sval[0] : NULL,
+                            &a->stall_after_ms, &a->progress_file, err))
         return RB_EINVAL;
     if (f->id->count) {
         o->id = f->id->sval[0];
@@ -165,8 +173,7 @@ static int parse_flags(const lock_flags *f, rb_lock_opts *o, lock_args *a,
  * the exit code, or -1 when CMD ended on its own (*cmd_status); err says
  * why when it is not CMD's own status. */
 static int hold(rb_lock *l, const rb_lock_opts *o, char **cmd,
-                const char *shell_cmd, long long kill_after, int *cmd_status,
-                rb_error *err)
+                const lock_args *a, int *cmd_status, rb_error *err)
 {
     char token_env[48], name_env[RB_NAME_MAX + 16], id_env[RB_NAME_MAX + 16];
     const char *env[4] = { token_env, name_env, id_env, NULL };
@@ -178,10 +185,12 @@ static int hold(rb_lock *l, const rb_lock_opts *o, char **cmd,
              rb_lock_token(l));
     snprintf(name_env, sizeof(name_env), "RBARRIER_LOCK=%s", o->name);
     snprintf(id_env, sizeof(id_env), "RBARRIER_ID=%s", o->id);
-    so.argv = shell_cmd ? NULL : (const char *const *)cmd;
-    so.shell_cmd = shell_cmd;
+    so.argv = a->shell_cmd ? NULL : (const char *const *)cmd;
+    so.shell_cmd = a->shell_cmd;
     so.env = env;
-    so.kill_after_ms = kill_after;
+    so.kill_after_ms = a->kill_after;
+    so.stall_after_ms = a->stall_after_ms;
+    so.progress_file = a->progress_file;
     so.lease_ms = o->lease_ms > 0 ? o->lease_ms : 10000;
     so.held_until_ms = cli_now_ms() + rb_lock_lease_left_ms(l);
     if (cli_sup_start(&s, &so, err) != RB_OK)
@@ -202,6 +211,15 @@ static int hold(rb_lock *l, const rb_lock_opts *o, char **cmd,
             stopping = cli_signal();
             cli_signal_ack();
             cli_sup_signal(&s, stopping);
+        }
+        if (st == CLI_SUP_STALLED && !stopping) {
+            /* A stuck command would hold the lock for ever. */
+            *cmd_status = cli_sup_stop(&s, SIGTERM);
+            cli_error(err, "lock %s: the command made no progress for "
+                      "%.1fs; it was stopped", o->name,
+                      (double)(cli_now_ms() - cli_sup_progress_ms(&s)) /
+                          1000);
+            return CLI_EXIT_BROKEN;
         }
         if (st == CLI_SUP_EXPIRED) {
             *cmd_status = cli_sup_stop(&s, SIGTERM);
@@ -330,10 +348,10 @@ static int not_had(const lock_args *a, const char *msg, const char *name)
 int cmd_lock(int argc, char **argv)
 {
     lock_flags f;
-    void *table[16 + CLI_COMMON_COUNT + 1];
+    void *table[18 + CLI_COMMON_COUNT + 1];
     size_t nt = 0;
     rb_lock_opts o = RB_LOCK_OPTS_INIT;
-    lock_args a = { 0, 0, NULL, 0 };
+    lock_args a = { 0, 0, NULL, 0, 0, NULL };
     lock_line line = { NULL, NULL, 0, 0 };
     cli_config cfg = CLI_CONFIG_INIT;
     rb_conn *conn = NULL;
@@ -388,6 +406,12 @@ int cmd_lock(int argc, char **argv)
                             "(the slot was lost, a signal to this holder), "
                             "SIGKILL its process group DUR after SIGTERM "
                             "(default 10s, as timeout -k)");
+    f.stall_after = arg_str0(NULL, "stall-after", "DUR", "a command that "
+                             "makes no progress for DUR (a touch of "
+                             "$RBARRIER_PROGRESS) is stuck: it is stopped "
+                             "and the lock given back (exit 3)");
+    f.progress_file = arg_str0(NULL, "progress-file", "PATH", "a change of "
+                               "PATH (a log CMD writes) is progress too");
     f.verbose = arg_lit0(NULL, "verbose", "say on stderr who held the lock "
                          "up and how long getting it took");
     f.quiet = arg_lit0("q", "quiet", "no progress line and no warnings");
@@ -404,6 +428,8 @@ int cmd_lock(int argc, char **argv)
     table[nt++] = f.timeout;
     table[nt++] = f.lease;
     table[nt++] = f.kill_after;
+    table[nt++] = f.stall_after;
+    table[nt++] = f.progress_file;
     table[nt++] = f.verbose;
     table[nt++] = f.quiet;
     table[nt++] = f.no_history = cli_no_history_flag();
@@ -474,7 +500,7 @@ int cmd_lock(int argc, char **argv)
     if ((j = cli_out_json()) != NULL)
         cli_json_kint(j, "token", rb_lock_token(l));
 
-    code = hold(l, &o, cmd, a.shell_cmd, a.kill_after, &status, &err);
+    code = hold(l, &o, cmd, &a, &status, &err);
     if (code >= 0) {
         if ((j = cli_out_json()) != NULL)
             cli_json_kint(j, "status", status);

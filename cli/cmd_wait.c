@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "clock.h"
+#include "run_stop.h"
 #include "supervise.h"
 #include "progress.h"
 #include "reduce.h"
@@ -41,6 +43,7 @@ typedef struct child {
     cli_sup_opts opts;
     cli_sup sup;
     long long held_until_ms;  /* the round waits for us until then */
+    long long stalled_ms;     /* > 0: stopped after no progress this long */
     char env_text[5][256];
     const char *env[6];
 } child;
@@ -93,8 +96,14 @@ static int child_wait(void *payload, int timeout_ms, int *status)
 {
     child *ch = payload;
 
-    if (cli_sup_wait(&ch->sup, timeout_ms) == CLI_SUP_RUNNING)
+    int st = cli_sup_wait(&ch->sup, timeout_ms);
+
+    if (st == CLI_SUP_RUNNING)
         return 0;
+    /* A stuck command would hold the round for ever: it is stopped, and
+     * its failure breaks the round. */
+    if (st == CLI_SUP_STALLED)
+        ch->stalled_ms = cli_now_ms() - cli_sup_progress_ms(&ch->sup);
     /* Ended (or ended by its watchdog, or its watchdog is gone): what it
      * left running goes now, not later. */
     *status = cli_sup_stop(&ch->sup, SIGTERM);
@@ -118,7 +127,8 @@ static const rb_once_ops child_ops = { child_start, child_wait, child_kill };
 typedef struct wait_flags {
     cli_common common;
     struct arg_str *name, *n, *id, *timeout, *lease, *ttl, *once, *value,
-                   *reduce, *expect, *kill_after;
+                   *reduce, *expect, *kill_after, *stall_after,
+                   *progress_file;
     struct arg_lit *print_index, *quiet, *no_history;
     struct arg_end *end;
     char *expect_file;        /* --expect @FILE's list, read */
@@ -347,7 +357,7 @@ static int print_pass(const wait_flags *f, const rb_wait_result *res,
 int cmd_wait(int argc, char **argv)
 {
     wait_flags f;
-    void *table[14 + CLI_COMMON_COUNT + 1];
+    void *table[16 + CLI_COMMON_COUNT + 1];
     size_t nt = 0;
     cli_wait_spec o;
     rb_wait_opts opts;
@@ -397,6 +407,13 @@ int cmd_wait(int argc, char **argv)
                             "CMD is to stop (the round broke, a timeout, a "
                             "signal), SIGKILL its process group DUR after "
                             "SIGTERM (default 10s, as timeout -k)");
+    f.stall_after = arg_str0(NULL, "stall-after", "DUR", "with --once: a "
+                             "command that makes no progress for DUR (a "
+                             "touch of $RBARRIER_PROGRESS) is stopped and "
+                             "the round broken (exit 3)");
+    f.progress_file = arg_str0(NULL, "progress-file", "PATH", "with --once: "
+                               "a change of PATH (a log CMD writes) is "
+                               "progress too");
     f.quiet = arg_lit0("q", "quiet", "no progress line and no warnings");
     f.end = arg_end(10);
     table[nt++] = f.name;
@@ -410,6 +427,8 @@ int cmd_wait(int argc, char **argv)
     table[nt++] = f.value;
     table[nt++] = f.reduce;
     table[nt++] = f.kill_after;
+    table[nt++] = f.stall_after;
+    table[nt++] = f.progress_file;
     table[nt++] = f.print_index;
     table[nt++] = f.quiet;
     table[nt++] = f.no_history = cli_no_history_flag();
@@ -421,7 +440,16 @@ int cmd_wait(int argc, char **argv)
     if (code >= 0)
         goto out;
     if (parse_flags(&f, &o, &cfg, &reduce, &kill_after_ms, default_id,
-                    sizeof(default_id), &err) != RB_OK) {
+                    sizeof(default_id), &err) != RB_OK ||
+        ((f.stall_after->count || f.progress_file->count) && !f.once->count &&
+         cli_error(&err, "--stall-after and --progress-file need --once "
+                   "CMD")) ||
+        cli_run_stall_flags(f.stall_after->count ? f.stall_after->sval[0]
+                                                 : NULL,
+                            f.progress_file->count
+                                ? f.progress_file->sval[0] : NULL,
+                            &ch.opts.stall_after_ms, &ch.opts.progress_file,
+                            &err) != RB_OK) {
         code = cli_fail(CLI_EXIT_USAGE, "%s", err.msg);
         goto out;
     }
@@ -468,6 +496,13 @@ int cmd_wait(int argc, char **argv)
                     "(a restarted party, or two processes sharing one id?); "
                     "it counts once", o.name, o.id, res.gen);
     code = wait_code(rc, &res);
+    if (ch.stalled_ms > 0 && rc == RB_EBROKEN) {
+        code = CLI_EXIT_BROKEN;
+        cli_verdict("broken");
+        snprintf(err.msg, sizeof(err.msg), "%s: the once-command made no "
+                 "progress for %.1fs; it was stopped and the round broken",
+                 o.name, (double)ch.stalled_ms / 1000);
+    }
     if (rc == RB_OK &&
         print_pass(&f, &res, reduce, reduced, sizeof(reduced), &err) !=
             RB_OK) {
