@@ -138,44 +138,23 @@ static void plot(const char *name, const hist_view *v)
 
 int cmd_plot(int argc, char **argv)
 {
-    cli_common common;
-    struct arg_str *name, *last;
-    struct arg_end *end;
-    void *table[2 + CLI_COMMON_COUNT + 1];
     cli_config cfg = CLI_CONFIG_INIT;
+    const char *name = NULL;
     hist_view v;
-    rb_error err;
-    long k = 0;
     int code;
 
-    memset(&v, 0, sizeof(v));
-    cli_common_init(&common);
-    name = arg_str1(NULL, "name", "NAME", "the barrier's, job's or lock's name");
-    last = arg_str0(NULL, "last", "K", "only its last K ended rounds");
-    end = arg_end(10);
-    table[0] = name;
-    table[1] = last;
-    table[2 + cli_common_table(&common, table + 2)] = end;
-    code = cli_parse(argc, argv, table, end, &common, argv[0],
-                     "Write the name's rounds as an SVG picture on stdout: "
-                     "parties down the side,\ntime across, each wait a bar "
-                     "from arrival to the round's end, each round's\nlast "
-                     "arrival marked black, broken rounds red. Changes "
-                     "nothing.");
-    if (code >= 0)
-        goto out;
-    if (last->count && cli_parse_long(last->sval[0], "--last", 1, 1000000,
-                                      &k, &err) != RB_OK) {
-        code = cli_fail(CLI_EXIT_USAGE, "%s", err.msg);
-        goto out;
+    code = hist_open_cmd(argc, argv,
+                         "Write the name's rounds as an SVG picture on "
+                         "stdout: parties down the side,\ntime across, each "
+                         "wait a bar from arrival to the round's end, each "
+                         "round's\nlast arrival marked black, broken rounds "
+                         "red. Changes nothing.",
+                         "only its last K ended rounds", &v, &cfg, &name);
+    if (code < 0) {
+        plot(name, &v);
+        code = CLI_EXIT_OK;
     }
-    if ((code = hist_load(&v, &common, name->sval[0], k, &cfg)) >= 0)
-        goto out;
-    plot(name->sval[0], &v);
-    code = CLI_EXIT_OK;
-out:
     hist_free(&v);
     cli_config_free(&cfg);
-    arg_freetable(table, sizeof(table) / sizeof(table[0]));
     return code;
 }

@@ -288,42 +288,22 @@ static void print_report(const char *name, hist_view *v, row *rows)
 
 int cmd_report(int argc, char **argv)
 {
-    cli_common common;
-    struct arg_str *name, *last;
-    struct arg_end *end;
-    void *table[2 + CLI_COMMON_COUNT + 1];
     cli_config cfg = CLI_CONFIG_INIT;
+    const char *name = NULL;
     hist_view v;
     row *rows = NULL;
-    rb_error err;
-    long k = 0;
     size_t i;
     int code;
 
-    memset(&v, 0, sizeof(v));
-    cli_common_init(&common);
-    name = arg_str1(NULL, "name", "NAME", "the barrier's, job's or lock's name");
-    last = arg_str0(NULL, "last", "K", "only its last K ended rounds "
-                    "(default: all its history keeps)");
-    end = arg_end(10);
-    table[0] = name;
-    table[1] = last;
-    table[2 + cli_common_table(&common, table + 2)] = end;
-    code = cli_parse(argc, argv, table, end, &common, argv[0],
-                     "Read the name's history and say, per party, how many "
-                     "rounds it was in,\nhow often it arrived last and how "
-                     "late it arrived (after the round's first\narrival: "
-                     "median, p95, max), and the rounds' durations; the "
-                     "straggler first.\nChanges nothing.");
+    code = hist_open_cmd(argc, argv,
+                         "Read the name's history and say, per party, how "
+                         "many rounds it was in,\nhow often it arrived last "
+                         "and how late it arrived (after the round's "
+                         "first\narrival: median, p95, max), and the rounds' "
+                         "durations; the straggler first.\nChanges nothing.",
+                         "only its last K ended rounds (default: all its "
+                         "history keeps)", &v, &cfg, &name);
     if (code >= 0)
-        goto out;
-    if (last->count && cli_parse_long(last->sval[0], "--last", 1, 1000000,
-                                      &k, &err) != RB_OK) {
-        code = cli_fail(CLI_EXIT_USAGE, "%s", err.msg);
-        goto out;
-    }
-    cli_json_kstr(cli_out_json(), "name", name->sval[0]);
-    if ((code = hist_load(&v, &common, name->sval[0], k, &cfg)) >= 0)
         goto out;
     if (!(rows = calloc(v.nparties + 1, sizeof(*rows)))) {
         code = cli_fail(CLI_EXIT_REDIS, "out of memory");
@@ -338,12 +318,11 @@ int cmd_report(int argc, char **argv)
         rows[i].max = hist_pct(p->late, p->nlate, 100);
     }
     qsort(rows, v.nparties, sizeof(*rows), cmp_row);
-    print_report(name->sval[0], &v, rows);
+    print_report(name, &v, rows);
     code = CLI_EXIT_OK;
 out:
     free(rows);
     hist_free(&v);
     cli_config_free(&cfg);
-    arg_freetable(table, sizeof(table) / sizeof(table[0]));
     return code;
 }

@@ -190,53 +190,32 @@ static void trace(cli_json *j, const char *name, const hist_view *v)
 
 int cmd_trace(int argc, char **argv)
 {
-    cli_common common;
-    struct arg_str *name, *last;
-    struct arg_end *end;
-    void *table[2 + CLI_COMMON_COUNT + 1];
     cli_config cfg = CLI_CONFIG_INIT;
+    const char *name = NULL;
     hist_view v;
     cli_json j;
-    rb_error err;
-    long k = 0;
     int code;
 
-    memset(&v, 0, sizeof(v));
-    cli_common_init(&common);
-    name = arg_str1(NULL, "name", "NAME", "the barrier's, job's or lock's name");
-    last = arg_str0(NULL, "last", "K", "only its last K ended rounds");
-    end = arg_end(10);
-    table[0] = name;
-    table[1] = last;
-    table[2 + cli_common_table(&common, table + 2)] = end;
-    code = cli_parse(argc, argv, table, end, &common, argv[0],
-                     "Write the name's history as Chrome trace-event JSON "
-                     "on stdout (open it in\nPerfetto or chrome://tracing): "
-                     "a track per party, a slice per wait from its\narrival "
-                     "to the round's end, an instant per break. Changes "
-                     "nothing.\nThe output is the trace itself, with or "
-                     "without --json.");
-    if (code >= 0)
-        goto out;
-    if (last->count && cli_parse_long(last->sval[0], "--last", 1, 1000000,
-                                      &k, &err) != RB_OK) {
-        code = cli_fail(CLI_EXIT_USAGE, "%s", err.msg);
-        goto out;
+    code = hist_open_cmd(argc, argv,
+                         "Write the name's history as Chrome trace-event "
+                         "JSON on stdout (open it in\nPerfetto or "
+                         "chrome://tracing): a track per party, a slice per "
+                         "wait from its\narrival to the round's end, an "
+                         "instant per break. Changes nothing.\nThe output "
+                         "is the trace itself, with or without --json.",
+                         "only its last K ended rounds", &v, &cfg, &name);
+    if (code < 0) {
+        cli_json_open(&j);   /* the trace's top-level object */
+        trace(&j, name, &v);
+        fflush(stdout);
+        code = CLI_EXIT_OK;
+        if (j.oom)
+            code = cli_fail(CLI_EXIT_REDIS, "out of memory");
+        else if (cli_json_write(&j, 1) != 0)
+            cli_stdout_failed(errno);
+        cli_json_free(&j);
     }
-    if ((code = hist_load(&v, &common, name->sval[0], k, &cfg)) >= 0)
-        goto out;
-    cli_json_open(&j);   /* the trace's top-level object */
-    trace(&j, name->sval[0], &v);
-    fflush(stdout);
-    code = CLI_EXIT_OK;
-    if (j.oom)
-        code = cli_fail(CLI_EXIT_REDIS, "out of memory");
-    else if (cli_json_write(&j, 1) != 0)
-        cli_stdout_failed(errno);
-    cli_json_free(&j);
-out:
     hist_free(&v);
     cli_config_free(&cfg);
-    arg_freetable(table, sizeof(table) / sizeof(table[0]));
     return code;
 }

@@ -67,6 +67,14 @@ int hist_load(hist_view *v, const cli_common *common, const char *name,
               long last, cli_config *cfg);
 void hist_free(hist_view *v);
 
+/* The start of report, trace and plot: parse --name NAME, --last K
+ * (last_help its help) and the common flags, then hist_load. Returns -1
+ * to go on (*name set, its "name" in --json), or the exit code after
+ * saying why not; the caller frees v and cfg either way. */
+int hist_open_cmd(int argc, char **argv, const char *about,
+                  const char *last_help, hist_view *v, cli_config *cfg,
+                  const char **name);
+
 /* Build the view from v->h (read already): its last `last` ended rounds
  * (0: all), lock grants and job attempts. 0, or -1 out of memory. */
 int hist_build(hist_view *v, long last);
