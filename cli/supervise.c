@@ -129,6 +129,7 @@ int cli_sup_start(cli_sup *s, const cli_sup_opts *o, rb_error *err)
     w.cmd.stdout_fd = o->stdout_fd;
     w.cmd.kill_after_ms = s->kill_after_ms;
     deadline_points(s, s->held_until_ms, &w.kill_at_ms, &w.term_at_ms);
+    w.progress_path = s->progress_path;
     if (cli_pipe_cloexec(ctl) != 0) {
         free(env);
         unlink(s->progress_path);

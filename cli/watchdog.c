@@ -305,7 +305,8 @@ static int tree_gone_by(long long until)
 
 /* End what is left: sig first with grace_ms to act on it, then SIGKILL,
  * then leave. */
-static void finish(tree *t, int sig, long long grace_ms)
+static void finish(const cli_watchdog_args *w, tree *t, int sig,
+                   long long grace_ms)
 {
     if (!tree_empty()) {
         tree_freeze(t, 0);
@@ -320,6 +321,8 @@ static void finish(tree *t, int sig, long long grace_ms)
     }
     if (t->cgroup[0])
         rmdir(t->cgroup);
+    if (w->progress_path && w->progress_path[0])
+        unlink(w->progress_path);
     _exit(0);
 }
 
@@ -359,7 +362,7 @@ void cli_watchdog_main(void *arg)
     w->cmd.own_group = 1;
     if (cli_proc_start(&cmd, &w->cmd) != 0) {
         report(w->news, 'P', -errno, 0);
-        finish(&t, SIGKILL, 0);
+        finish(w, &t, SIGKILL, 0);
     }
     report(w->news, 'P', cmd.pid, t.cgroup[0] != '\0');
     kill_at = w->kill_at_ms;
@@ -415,7 +418,7 @@ void cli_watchdog_main(void *arg)
         if (got != (ssize_t)sizeof(m))
             /* The runner died (kill -9, a crash): nobody holds the right
              * any more. */
-            finish(&t, SIGTERM, RUNNER_GONE_GRACE_MS);
+            finish(w, &t, SIGTERM, RUNNER_GONE_GRACE_MS);
         switch (m.op) {
         case 'D':
             kill_at = m.a;
@@ -437,7 +440,7 @@ void cli_watchdog_main(void *arg)
             tree_freeze(&t, 0);
             break;
         case 'Q':
-            finish(&t, (int)m.a, m.b);
+            finish(w, &t, (int)m.a, m.b);
             break;
         default:
             break;
