@@ -296,8 +296,16 @@ start_sentinel_setup() {
 _replica_synced() {
     redis-cli -p "$1" INFO replication 2>/dev/null | grep -q '^master_link_status:up'
 }
+# The sentinel knows a replica of the master and has read its INFO lately:
+# a sentinel that has only heard of it from the master's INFO (info-refresh
+# never: a huge age) refuses SENTINEL FAILOVER with NOGOODSLAVE.
 _sentinel_knows() {
-    redis-cli -p "$SENT_PORT" SENTINEL replicas "$1" 2>/dev/null | grep -q "$SENT_REPLICA_PORT"
+    redis-cli -p "$SENT_PORT" SENTINEL replicas "$1" 2>/dev/null | awk '
+        prev == "info-refresh" { refresh = $0 }
+        prev == "master-link-status" && $0 == "ok" && refresh != "" &&
+            refresh + 0 < 5000 { good = 1 }
+        { prev = $0 }
+        END { exit !good }'
 }
 # sentinel_master NAME: the port the sentinel names as NAME's master.
 sentinel_master() {

@@ -20,8 +20,11 @@ expect_eq "a round through the sentinel URL" 0 \
 # failover KEY: ask the sentinel for a failover and wait until it names
 # another master that answers as one.
 failover() {
+    local said
     FAILOVER_FROM=$(sentinel_master mymaster)
-    redis-cli -p "$SENT_PORT" SENTINEL FAILOVER mymaster >/dev/null
+    wait_until 20 _sentinel_knows mymaster || diag "the sentinel has no fresh word of the replica"
+    said=$(redis-cli -p "$SENT_PORT" SENTINEL FAILOVER mymaster 2>&1)
+    [ "$said" = OK ] || diag "SENTINEL FAILOVER answered: $said"
     wait_until 30 _failed_over "$FAILOVER_FROM"
 }
 _failed_over() {
