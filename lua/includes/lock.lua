@@ -25,9 +25,12 @@
 --                         it revoked ('' once over)
 --   ...:revoked           zset: nonce -> lease deadline of each holder a
 --                         reset revoked that has not confirmed its stop
---   ...:holders           zset: id -> lease deadline (ms, server TIME)
+--   ...:holders           zset: id -> lease deadline (ms, server TIME);
+--                         a grant pushed to a waiter keeps the waiter's
+--                         deadline until the grantee confirms it
 --   ...:queue             zset: id -> ticket (first come, first served)
---   ...:wait              zset: id -> a waiter's lease deadline
+--   ...:wait              zset: id -> a waiter's deadline (its short
+--                         waiter lease, renewed every slice)
 --   ...:wake:<id>         list: "<nonce> <token>" pushed by the grant,
 --                         "reset" by a reset; the waiter blocks on it with
 --                         a rotating BLMOVE (the element stays until the
@@ -219,14 +222,24 @@ local function lock_grant(base, max, now, ttl, self, held, w, dl, head, hs)
     if v == nil then v = redis.call('HGET', base, 'i:' .. head) end
     local nonce, lease, _, _, shared = lock_parse(base, head, v)
     if nonce and not lock_fits(max, held, shared, hs) then break end
+    -- A grant pushed to a waiter holds only until the waiter's own short
+    -- deadline until the grantee confirms it (its first renewal, at once
+    -- on waking, or its next acquire call): a waiter killed in line is
+    -- not waited for a whole lease. The caller itself is alive: its full
+    -- lease.
+    local upto = now + (lease or 0)
+    if nonce and head ~= self then
+      local d = tonumber(redis.call('ZSCORE', wait, head))
+      if d and d < upto then upto = d end
+    end
     redis.call('ZREM', queue, head)
     redis.call('ZREM', wait, head)
     if nonce then
       local token = lock_next_token(base, ttl)
       history_lock(base, 'grant', head, token, ttl)
-      redis.call('ZADD', holders, now + lease, head)
+      redis.call('ZADD', holders, upto, head)
       if held == 0 then lock_created(base, 'holders', ttl) end
-      dl = lock_lower(w, dl, now + lease)
+      dl = lock_lower(w, dl, upto)
       held = held + 1
       hs = shared
       w.sh = shared and '1' or '0'
