@@ -5,17 +5,18 @@
  * blocking slices on this waiter's own wake list (a rotating BLMOVE, as
  * the barrier's wait: the element stays until the next acquire removes
  * it or it expires), each followed by the same script, which renews the
- * waiter's lease: a short one (2 s at most), so that a waiter killed in
- * line is dropped soon. The grant pushes the acquire's nonce and the
- * fencing token onto the grantee's list, so a release wakes exactly the
- * waiter it admits and nobody polls. A pushed grant holds only until the
- * waiter's short deadline; the woken waiter confirms it at once with one
- * renewal, which makes it the full lease, before it is used (with a lease
- * no longer than the waiter's, the pop alone is the grant, unless read
- * with less than a third of the lease left by its count). A slice ends at
- * half the waiter's lease, or just after the holders' earliest lease
- * deadline, whichever is sooner: a dead holder's slot, or a dead
- * grantee's, is granted on within about a tick of its deadline.
+ * waiter's lease. The grant pushes the acquire's nonce and the fencing
+ * token onto the grantee's list, so a release wakes exactly the waiter it
+ * admits and nobody polls. A pushed grant holds on the server only 2 s
+ * (or the lease, if shorter) until the woken waiter confirms it with one
+ * renewal, which makes it the full lease, before it is used: a waiter
+ * killed in line holds a free slot up 2 s, not a whole lease. The next in
+ * line is nudged (an element of no acquire's nonce: it looks again), so
+ * its slice ends just after that short deadline. With a lease of 2 s or
+ * less the pop alone is the grant, unless read with less than a third of
+ * the lease left by its count. A slice ends at a third of the lease, or
+ * just after the holders' earliest lease deadline, whichever is sooner: a
+ * dead holder's slot is granted within about a tick of its lease.
  *
  * The holder keeps its own clock: its lease runs from the sending of the
  * last call that answered it holds (a renewal, or the acquire call that
@@ -40,11 +41,11 @@
 /* Leaving the queue after a timeout or a signal gets this long: the slot
  * granted meanwhile must be passed on, not held until its lease ends. */
 #define RB_LOCK_LEAVE_MS 2000
-/* A waiter's lease: its deadline while it waits, and a grant pushed to it
- * counts only this long until the grantee confirms it. A waiter killed in
- * line delays a free lock by at most this; it renews every half of it
- * (one BLMOVE and one script call per slice: 2 commands/s when waiting). */
-#define RB_LOCK_WAITER_LEASE_MS 2000
+/* A grant pushed to a waiter holds on the server only this long (or the
+ * lease, if shorter) until the grantee confirms it with a renewal
+ * (lua/includes/lock.lua's LOCK_CONFIRM_MS): a waiter killed in line
+ * holds a free lock up only that long. */
+#define RB_LOCK_CONFIRM_MS 2000
 /* A slice that waits for a holder's deadline ends this much after it, so
  * the script that follows finds it passed. */
 #define RB_LOCK_AFTER_DEADLINE_MS 20
@@ -62,8 +63,6 @@ struct rb_lock {
     char lease_text[24];
     char ttl_text[24];
     long long lease_ms;
-    long long wait_ms;        /* the waiter's lease, <= lease_ms */
-    char wait_text[24];
     long long token;
     long long renewed_at;     /* rb_now_ms when the last good renewal (or
                                  the call that was granted) was sent */
@@ -98,13 +97,13 @@ static int run_acquire(rb_lock *l, const char *max, int first,
                        rb_error *err)
 {
     const char *keys[1] = { l->base };
-    const char *args[8] = { l->id, l->nonce, max, l->lease_text,
+    const char *args[7] = { l->id, l->nonce, max, l->lease_text,
                             l->ttl_text, first ? "1" : "0",
-                            l->shared ? "s" : "x", l->wait_text };
+                            l->shared ? "s" : "x" };
     redisReply *r = NULL;
     int rc;
 
-    rc = rb_script__run(l->c, RB_SCRIPT_LOCK_ACQUIRE, keys, args, 8, call,
+    rc = rb_script__run(l->c, RB_SCRIPT_LOCK_ACQUIRE, keys, args, 7, call,
                         &r, err);
     if (rc != RB_OK)
         return script_failed(l, rc, call, err);
@@ -279,16 +278,16 @@ static int block_slice(rb_lock *l, long long slice_ms, const rb_deadline *own,
     l->token = token;
     l->renewed_at = acquired_at;
     l->held = 1;
-    /* A grant pushed to a waiter holds only for the waiter's short lease
-     * until the grantee confirms it (so a waiter killed in line does not
-     * hold the slot a whole lease): one renewal at once, before CMD
-     * starts, makes it the full lease. With no shorter waiter lease the
-     * element alone is the grant, unless it was read late by this clock,
+    /* A grant pushed to a waiter holds only RB_LOCK_CONFIRM_MS until the
+     * grantee confirms it (so a waiter killed in line does not hold the
+     * slot a whole lease): one renewal at once, before CMD starts, makes
+     * it the full lease. With a lease no longer than that the element
+     * alone is the grant, unless it was read late by this clock,
      * which may have started up to a slice before the grant: the server
      * may still count much of the lease when this count is over or
      * nearly, and a command started on a few ms of it would be stopped
      * by its first renewal. Either way the server's answer decides. */
-    if (l->wait_ms < l->lease_ms ||
+    if (l->lease_ms > RB_LOCK_CONFIRM_MS ||
         rb_now_ms() >= acquired_at + l->lease_ms - l->lease_ms / 3)
         *rc = confirm_grant(l, err);
     else
@@ -401,7 +400,7 @@ static int wait_for_grant(rb_lock *l, const rb_lock_opts *o,
         first = 0;
         if (o->version >= 2 && o->progress)
             o->progress(rb_now_ms() - started, o->payload);
-        slice = l->wait_ms / 2;
+        slice = l->lease_ms / 3;
         if (lr.next_ms >= 0 && lr.next_ms + RB_LOCK_AFTER_DEADLINE_MS < slice)
             slice = lr.next_ms + RB_LOCK_AFTER_DEADLINE_MS;
         now = rb_now_ms();
@@ -448,9 +447,6 @@ int rb_lock_acquire(rb_lock **out, rb_conn *c, const rb_lock_opts *o,
     rb_random_hex(l->nonce, 16);
     l->lease_ms = o->lease_ms > 0 ? o->lease_ms : RB_LOCK_DEFAULT_LEASE_MS;
     snprintf(l->lease_text, sizeof(l->lease_text), "%lld", l->lease_ms);
-    l->wait_ms = l->lease_ms < RB_LOCK_WAITER_LEASE_MS
-                     ? l->lease_ms : RB_LOCK_WAITER_LEASE_MS;
-    snprintf(l->wait_text, sizeof(l->wait_text), "%lld", l->wait_ms);
     snprintf(l->ttl_text, sizeof(l->ttl_text), "%lld",
              o->ttl_ms > 0 ? (o->ttl_ms + 999) / 1000
                            : (long long)RB_LOCK_DEFAULT_TTL_S);

@@ -21,10 +21,6 @@
 -- ARGV[7]  's' for a shared (read) request, 'x' (or absent) for an
 --          exclusive one; a shared request needs max 1 (a read-write lock
 --          is a mutex that lets readers in together)
--- ARGV[8]  a waiter's lease in milliseconds (integer >= 1; absent: the
---          lease), for the waiter's deadline while it waits and for a
---          grant pushed to it until it confirms: shorter than the lease,
---          so a waiter killed in line delays a free lock only that long
 --
 -- Returns one of
 --   {'held', token}           the caller holds a slot (granted now, or
@@ -34,10 +30,10 @@
 --   {'wait', next_ms}         queued; block on the caller's wake list
 --                             rb:l:{NAME}:wake:<id> (BLMOVE wake wake
 --                             LEFT LEFT: the element stays) for at most
---                             min(wlease/2, next_ms + a tick): next_ms is
+--                             min(lease/3, next_ms + a tick): next_ms is
 --                             the time to the holders' earliest lease
 --                             deadline (-1: no holder), or when that is
---                             half the waiter's lease or more away, possibly
+--                             a third of the lease or more away, possibly
 --                             less but still that much
 --   {'badmax', max}           the lock is in use with another max (a
 --                             shared request says max 1); nothing
@@ -65,8 +61,6 @@ local ttl = int_arg(5, 'ttl', 1, 1e9)
 local first = int_arg(6, 'first', 0, 1) == 1
 local shared = ARGV[7] == 's'
 if ARGV[7] and ARGV[7] ~= 's' and ARGV[7] ~= 'x' then bad_arg(7, 'mode') end
-local wlease = ARGV[8] and int_arg(8, 'waiter lease ms', 1, 1e12) or lease
-if wlease > lease then wlease = lease end
 if shared and max ~= 1 then bad_arg(3, 'max of a shared request') end
 local holders, queue = lock_key(base, 'holders'), lock_key(base, 'queue')
 local wait = lock_key(base, 'wait')
@@ -79,7 +73,7 @@ local now = now_ms()
 -- slice; anything else takes the full path below. The earliest holder
 -- deadline read here, not dl, ends the next slice: dl stays behind the
 -- holders' renewals, and every waiter would wake for it.
-if not first and redis.call('ZADD', wait, 'XX', 'CH', now + wlease, id) == 1
+if not first and redis.call('ZADD', wait, 'XX', 'CH', now + lease, id) == 1
 then
   local earliest = redis.call('ZRANGE', holders, 0, 0, 'WITHSCORES')[2]
   if earliest and tonumber(earliest) >= now then
@@ -124,7 +118,7 @@ if had and redis.call('ZSCORE', holders, id) then
 end
 local cur, held
 if had then
-  redis.call('ZADD', wait, now + wlease, id)
+  redis.call('ZADD', wait, now + lease, id)
   cur = tonumber(st.max or tostring(max))
 elseif not first then
   if not redis.call('GET', lock_key(base, 'token')) then
@@ -140,7 +134,7 @@ else
     w.max = max
     cur = max
   end
-  dl = lock_lower(w, dl, now + wlease)
+  dl = lock_lower(w, dl, now + lease)
   if nqueue == 0 and not quarantine() and
      lock_fits(max, held, shared, st.sh) then
     -- It fits and nobody is in line: granted without queueing.
@@ -156,7 +150,7 @@ else
   w.seq = ticket
   redis.call('ZADD', queue, ticket, id)
   history_lock(base, 'queue', id, nil, ttl)
-  redis.call('ZADD', wait, now + wlease, id)
+  redis.call('ZADD', wait, now + lease, id)
   w[mykey] = lock_fmt(nonce, lease, 0, 0, shared)
   redis.call('DEL', lock_key(base, 'wake:' .. id))
   if nqueue == 0 then
@@ -171,10 +165,10 @@ local mine = not q and lock_grant(base, cur, now, ttl, id, held, w, dl, nil,
 if mine then return done({'held', mine}) end
 -- dl is never later than the holders' earliest lease deadline, so a slice
 -- that ends just after it finds a dead holder's slot at once; only when it
--- would end the slice sooner than half the waiter's lease (the client's
+-- would end the slice sooner than a third of the lease (the client's
 -- slice) is the earliest deadline itself read, as dl may lag.
 local next_ms = (w.dl or dl) - now
-if next_ms < wlease / 2 then
+if next_ms < lease / 3 then
   local earliest = redis.call('ZRANGE', holders, 0, 0, 'WITHSCORES')[2]
   next_ms = earliest and math.max(0, tonumber(earliest) - now) or -1
 end

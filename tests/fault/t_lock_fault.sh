@@ -55,13 +55,12 @@ check "... within the dead waiter's lease and a second, with margin (<= 5 s; $ms
 check "... and the dead waiter never ran its command" test ! -e "$T/$name.d-ran"
 
 # ---- a waiter killed in line delays a free lock by its short lease only ----
-# A waiter's deadline is its own short lease (2 s with default flags),
-# renewed every slice, and a grant pushed to it holds only that long until
-# it confirms: d, killed with -9 behind the holder, is granted the slot
-# when h lets go (or dropped, if its deadline passed first), and w behind
-# it is served at most 2 s later, never d. Default flags everywhere (a
-# 10 s lease), so the old rule (a waiter's lease is the holder's) shows as
-# a 10 s delay.
+# A grant pushed to a waiter holds on the server only 2 s until the woken
+# waiter confirms it, and the next in line is nudged to watch that
+# deadline: d, killed with -9 behind the holder, is granted the slot when
+# h lets go, and w behind it is served about 2 s later, never d. Default
+# flags everywhere (a 10 s lease), so the old rule (a grant holds the
+# grantee's whole lease) shows as a 10 s delay.
 name=$(fresh kw)
 spawn "$name.h" $RBARRIER lock --name "$name" --id h -- sh -c "while [ ! -e '$T/$name.go' ]; do sleep 0.02; done"
 wait_until 20 _holding_is "$name" 1 || not_ok "killed waiter: the holder holds"
@@ -166,9 +165,8 @@ expect_match "... saying it was granted too late" "granted, but" "$(err_of "$nam
 expect_eq "... and the slot is free again" "0 0" "$(holding "$name") $(queued "$name")"
 
 # ---- a grant read late, still honoured by the server, is taken --------------
-# A grant pushed to a waiter holds on the server only until the waiter's
-# short deadline (2 s at most after the acquire call before its slice);
-# the woken waiter confirms it with one renewal before its command starts.
+# A grant pushed to a waiter holds on the server only 2 s; the woken
+# waiter confirms it with one renewal before its command starts.
 # Stopped as its slice begins, granted, and let run again while the grant
 # still has its short lease left on the server: it asks the server, holds
 # with the full lease renewed from that call, and runs its command.
@@ -197,8 +195,8 @@ expect_eq "... leaving the slot free" "0 0" "$(holding "$name") $(queued "$name"
 # A waiter whose slice ended just before its grant learns of it from its
 # next acquire call ('held'), and counts its lease from the sending of that
 # call. Stopped until its slice has ended on the server, granted (on the
-# server the grant holds only until w's short deadline, under a second
-# away), and let run again at once: unless that 'held' renewed the lease,
+# server the grant holds only 2 s until confirmed), and let run again at
+# once: unless that 'held' renewed the lease,
 # the server expires it while its command runs, and z (a short lease,
 # renewing every 100 ms, queued once w holds) is granted the slot and runs
 # alongside.
