@@ -32,13 +32,14 @@
  * deadline, lets a script skip the scan for expired entries: cov holds the
  * parties whose deadline is not before dl, dlx says dl has passed. The
  * grant trusts that scan: it checks no waiter's lease of its own.
- * A waiter's deadline is its own short lease, and a grant pushed to it
- * holds on the server only that long until the grantee confirms it (for
- * parties in SHORTL: a lease longer than the waiter's); the short deadline
- * may pass at any moment before that confirmation (a slow or dead
- * grantee: shortl). The woken party confirms with one renewal before its
- * command starts; a party outside SHORTL (a lease no longer than the
- * waiter's) holds on the element alone, as before.
+ * A grant pushed to a waiter holds on the server only a short while (2 s)
+ * until the grantee confirms it (for parties in SHORTL: a lease longer
+ * than that); the short deadline may pass at any moment before the
+ * confirmation (a slow or dead grantee: shortl). The woken party confirms
+ * with one renewal before its command starts; a party outside SHORTL (a
+ * lease of 2 s or less) holds on the element alone, as before. The nudge
+ * to the next in line only times its next call: the model's steps are
+ * untimed, so it is not modelled.
  * Seeded bugs: MUT_LOCK_SHORT_NO_CONFIRM (a woken waiter starts CMD on a
  *   pushed grant without confirming it, counting the full lease, while the
  *   server counts only the short one), MUT_LOCK_NO_SLOT_CHECK (a grant does not count the
@@ -75,7 +76,7 @@
 #ifndef RESETS
 #define RESETS 0
 #endif
-/* parties whose lease is longer than a waiter's (the short grant) */
+/* parties whose lease is longer than a pushed grant's short one */
 #ifndef SHORTL
 #define SHORTL (B(0) | B(1))
 #endif
