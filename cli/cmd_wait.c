@@ -15,7 +15,6 @@
 #include "supervise.h"
 #include "progress.h"
 #include "reduce.h"
-#include "wait.h"
 
 static const char wait_description[] =
     "Arrive at barrier NAME and block until N parties (any machines) have\n"
@@ -148,7 +147,7 @@ static int in_expect(const char *expect, const char *id)
     return 0;
 }
 
-static void json_result(const cli_wait_spec *o, const rb_wait_result *res,
+static void json_result(const rb_wait_opts *o, const rb_wait_result *res,
                         int rc, cli_reduce_kind reduce, const char *reduced)
 {
     cli_json *j = cli_out_json();
@@ -190,7 +189,7 @@ static const char *job_env(const char *name)
 
 /* Inside a job, the wait is bound to it: its keys are the job attempt's
  * ($RBARRIER_GEN the epoch, $RBARRIER_RESTART the attempt). */
-static int job_bind(cli_wait_spec *o, const char *job, rb_error *err)
+static int job_bind(rb_wait_opts *o, const char *job, rb_error *err)
 {
     const char *ep = job_env("RBARRIER_GEN"), *at = job_env("RBARRIER_RESTART");
     char *end = NULL;
@@ -214,7 +213,7 @@ static int job_bind(cli_wait_spec *o, const char *job, rb_error *err)
     return RB_OK;
 }
 
-static int parse_flags(wait_flags *f, cli_wait_spec *o, cli_config *cfg,
+static int parse_flags(wait_flags *f, rb_wait_opts *o, cli_config *cfg,
                        cli_reduce_kind *reduce, long long *kill_after_ms,
                        char *default_id, size_t idlen, rb_error *err)
 {
@@ -359,8 +358,7 @@ int cmd_wait(int argc, char **argv)
     wait_flags f;
     void *table[16 + CLI_COMMON_COUNT + 1];
     size_t nt = 0;
-    cli_wait_spec o;
-    rb_wait_opts opts;
+    rb_wait_opts o = RB_WAIT_OPTS_INIT;
     rb_wait_result res;
     rb_error err;
     cli_config cfg = CLI_CONFIG_INIT;
@@ -372,7 +370,6 @@ int cmd_wait(int argc, char **argv)
     long long kill_after_ms = 0;
     int code, rc, quiet;
 
-    memset(&o, 0, sizeof(o));
     memset(&res, 0, sizeof(res));
     memset(&ch, 0, sizeof(ch));
     f.expect_file = NULL;
@@ -470,7 +467,7 @@ int cmd_wait(int argc, char **argv)
         line.name = o.name;
         line.expect = o.expect;
         o.progress = cli_progress_show;
-        o.progress_payload = &line;
+        o.payload = &line;
         o.progress_ms = 1000;
     }
 
@@ -479,16 +476,17 @@ int cmd_wait(int argc, char **argv)
          * said each second (a heartbeat a second while it waits). */
         line.touch = 1;
         o.progress = cli_progress_show;
-        o.progress_payload = &line;
+        o.payload = &line;
         o.progress_ms = 1000;
     }
     if ((code = cli_config_open(&cfg, &conn)) >= 0 ||
         (code = cli_history_off(f.no_history, conn, o.prefix,
                                 o.job ? o.job : o.name, o.ttl_ms)) >= 0)
         goto out;
-    cli_wait_opts_fill(&opts, &o);
+    if (!o.value)
+        o.reduce = NULL;   /* --reduce means nothing without --value */
     cli_progress_touch();
-    rc = rb_barrier_wait(&res, conn, &opts, &err);
+    rc = rb_barrier_wait(&res, conn, &o, &err);
     cli_progress_touch();
     cli_progress_erase(&line);
     if (res.duplicate && !quiet)

@@ -8,7 +8,6 @@
 
 #include "cli.h"
 #include "demo.h"
-#include "wait.h"
 
 static const char description[] =
     "Run worker I of N through the seed's loop, I iterations of: barrier,\n"
@@ -53,7 +52,6 @@ int cmd_worker(int argc, char **argv)
     cli_common common;
     struct arg_str *worker, *workers, *iters, *run, *timeout, *lease;
     struct arg_end *end;
-    cli_wait_spec ws;
     rb_wait_opts o;
     rb_conn *conn = NULL;
     rb_error err;
@@ -63,7 +61,7 @@ int cmd_worker(int argc, char **argv)
     long long timeout_ms = 0, lease_ms = 10000;
     int code, rc = RB_OK;
 
-    memset(&ws, 0, sizeof(ws));
+    o = (rb_wait_opts)RB_WAIT_OPTS_INIT;
     cli_common_init(&common);
     worker = arg_str1(NULL, "worker", "I", "this worker's index, 0..N-1");
     workers = arg_str1(NULL, "workers", "N", "number of workers, 1..100000");
@@ -94,8 +92,8 @@ int cmd_worker(int argc, char **argv)
             goto out;
 
         code = CLI_EXIT_USAGE;
-        ws.name = run->sval[0];
-        cli_json_kstr(cli_out_json(), "name", ws.name);
+        o.name = run->sval[0];
+        cli_json_kstr(cli_out_json(), "name", o.name);
         cli_json_kstr(cli_out_json(), "id", worker->sval[0]);
         if (cli_parse_count(workers->sval[0], "--workers", &count, &err) ||
             cli_parse_long(worker->sval[0], "--worker", 0, count - 1, &index,
@@ -106,7 +104,7 @@ int cmd_worker(int argc, char **argv)
                                CLI_TIMEOUT_MAX_MS, &timeout_ms, &err) ||
             cli_parse_duration(lease->sval[0], "--lease", CLI_LEASE_MIN_MS,
                                CLI_LEASE_MAX_MS, &lease_ms, &err) ||
-            rb_check_name(ws.name, "--run", &err) ||
+            rb_check_name(o.name, "--run", &err) ||
             cli_config_build(&cfg, &common, &err)) {
             cli_fail(code, "%s", err.msg);
             goto out;
@@ -114,12 +112,11 @@ int cmd_worker(int argc, char **argv)
         if ((code = cli_config_open(&cfg, &conn)) >= 0)
             goto out;
         snprintf(id, sizeof(id), "%ld", index);
-        ws.prefix = cfg.prefix;
-        ws.n = count;
-        ws.id = id;
-        ws.timeout_ms = timeout_ms;
-        ws.lease_ms = lease_ms;
-        cli_wait_opts_fill(&o, &ws);
+        o.prefix = cfg.prefix;
+        o.n = count;
+        o.id = id;
+        o.timeout_ms = timeout_ms;
+        o.lease_ms = lease_ms;
 
         for (i = 0; i < niters && rc == RB_OK; i++) {
             free(local_v);

@@ -55,8 +55,8 @@ int main(int argc, char **argv)
 
     /* Built against one header, run against whatever library is
      * installed: a different major version would not even have loaded. */
-    if (RB_VERSION_MAJOR != 1) {
-        fprintf(stderr, "embed: written for rbarrier 1.x, not %s\n",
+    if (RB_VERSION_MAJOR != 2) {
+        fprintf(stderr, "embed: written for rbarrier 2.x, not %s\n",
                 rb_version());
         return 2;
     }

@@ -98,11 +98,22 @@ int rb_barrier__script_failed(const char *name, const rb_call *call, int rc,
 /* reset's reply into res (owned strings); RB_OK, RB_EPROTO, RB_ENOMEM. */
 int rb_barrier__reset_from_reply(rb_reset_result *res, const redisReply *r);
 
-/* ---- steps shared by the wait loop and the --once run ---- */
+/* ---- steps shared by the wait loop and the --once run ----
+ * (rb_barrier_round.c) */
 
-/* How each call may try. */
+/* How each call may try: until a lease (or the acknowledgement window of
+ * --replicas) from now. */
+long long rb_barrier__resend_until(const rb_waiter *w);
 rb_call rb_barrier__call_beat(const rb_waiter *w);
 rb_call rb_barrier__call_grace(const rb_waiter *w);
+
+/* A reply that is none of the script's answers: RB_EPROTO. */
+int rb_barrier__bad_reply(const rb_waiter *w, const char *script,
+                          rb_error *err);
+/* Tell the caller's progress function about the round (rr NULL: what the
+ * arrival said), at most once per progress_ms unless force. */
+void rb_barrier__report_progress(rb_waiter *w, const rb_round_reply *rr,
+                                 int force);
 
 /* Leave the round early; an outcome already there wins. code is what this
  * party reports when it broke the round; form "arrivals" or "plain". */

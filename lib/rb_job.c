@@ -109,7 +109,6 @@ int rb_job_can_restart(const rb_job *j)
 long rb_job_rank(const rb_job *j) { return j->rank; }
 long rb_job_attempt(const rb_job *j) { return j->att; }
 long long rb_job_epoch(const rb_job *j) { return j->epoch; }
-const rb_job_rdv *rb_job__rdv(const rb_job *j) { return &j->rdv; }
 
 long long rb_job_lease_left_ms(const rb_job *j)
 {
@@ -269,6 +268,23 @@ static int keep_now(rb_job *j, rb_job_reply *jr, redisReply **r,
         j->peer_at = jr->next_ms >= 0
                          ? rb_now_ms() + jr->next_ms + RB_PEER_LATE_MS : 0;
     }
+    return RB_OK;
+}
+
+int rb_job__stopping(rb_job *j, const char *outcome, int *done,
+                     rb_error *err)
+{
+    if (j->phase != PHASE_STOPPING)
+        snprintf(j->stop_reason, sizeof(j->stop_reason), "%s",
+                 outcome + 9);
+    if (j->phase == PHASE_LEAVE) {
+        /* Its command was done before the stop: nothing to save. */
+        j->phase = PHASE_NONE;
+        *done = 1;
+        return rb_error__set(err, RB_EBROKEN, "%s: job stopped: %s",
+                             j->name, j->stop_reason);
+    }
+    j->phase = PHASE_STOPPING;
     return RB_OK;
 }
 
@@ -556,3 +572,16 @@ int rb_job_keep(rb_job *j, long long max_ms, int *done, rb_error *err)
         return rb_job__ended(j, text, done, err);
     return RB_OK;
 }
+
+/* The rendezvous data of the attempt (rb_job_rdv.c fetched it). */
+long rb_job_local_rank(const rb_job *j) { return j->rdv.local_rank; }
+long rb_job_local_world(const rb_job *j) { return j->rdv.local_world; }
+long rb_job_group_rank(const rb_job *j) { return j->rdv.group_rank; }
+long rb_job_group_world(const rb_job *j) { return j->rdv.group_world; }
+
+const char *rb_job_master_addr(const rb_job *j)
+{
+    return j->rdv.addr[0] ? j->rdv.addr : NULL;
+}
+
+int rb_job_master_port(const rb_job *j) { return j->rdv.port; }

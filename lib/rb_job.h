@@ -132,6 +132,5 @@ int rb_job__rdv_offer(rb_job_rdv *v, rb_conn *c, rb_error *err);
 int rb_job__rdv_fetch(rb_job_rdv *v, rb_conn *c, const char *base,
                       long long epoch, long att, const char *id, long rank,
                       long n, long long lease_ms, rb_error *err);
-const rb_job_rdv *rb_job__rdv(const rb_job *j);
 
 #endif

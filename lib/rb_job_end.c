@@ -31,23 +31,6 @@ const char *rb_job_stopping(const rb_job *j)
     return j->phase == PHASE_STOPPING ? j->stop_reason : NULL;
 }
 
-int rb_job__stopping(rb_job *j, const char *outcome, int *done,
-                     rb_error *err)
-{
-    if (j->phase != PHASE_STOPPING)
-        snprintf(j->stop_reason, sizeof(j->stop_reason), "%s",
-                 outcome + 9);
-    if (j->phase == PHASE_LEAVE) {
-        /* Its command was done before the stop: nothing to save. */
-        j->phase = PHASE_NONE;
-        *done = 1;
-        return rb_error__set(err, RB_EBROKEN, "%s: job stopped: %s",
-                             j->name, j->stop_reason);
-    }
-    j->phase = PHASE_STOPPING;
-    return RB_OK;
-}
-
 static int stop_call(rb_job *j, const char *mode, const char *what,
                      long long age, rb_error *err)
 {

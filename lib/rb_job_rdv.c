@@ -163,15 +163,3 @@ int rb_job__rdv_fetch(rb_job_rdv *v, rb_conn *c, const char *base,
     freeReplyObject(r);
     return RB_OK;
 }
-
-long rb_job_local_rank(const rb_job *j) { return rb_job__rdv(j)->local_rank; }
-long rb_job_local_world(const rb_job *j) { return rb_job__rdv(j)->local_world; }
-long rb_job_group_rank(const rb_job *j) { return rb_job__rdv(j)->group_rank; }
-long rb_job_group_world(const rb_job *j) { return rb_job__rdv(j)->group_world; }
-
-const char *rb_job_master_addr(const rb_job *j)
-{
-    return rb_job__rdv(j)->addr[0] ? rb_job__rdv(j)->addr : NULL;
-}
-
-int rb_job_master_port(const rb_job *j) { return rb_job__rdv(j)->port; }

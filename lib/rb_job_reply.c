@@ -137,6 +137,9 @@ static char *dup_text(const redisReply *r)
 
 /* {epoch, state, att, n, restarts, now, reason, expect, (id, rank, state,
  * deadline, exit, progress)...}, or {0}. */
+/* A state is a short word; a longer one is not a reply of ours. */
+#define RB_JOB_STATE_MAX 15
+
 int rb_job__decode_status(const redisReply *r, rb_job_status *out)
 {
     long long v[7], now;
@@ -153,20 +156,20 @@ int rb_job__decode_status(const redisReply *r, rb_job_status *out)
         return r->elements == 1 ? RB_OK : RB_EPROTO;
     if (r->elements < 8 || (r->elements - 8) % 6 != 0 ||
         rb_job__str_at(r->element[1], &state) != RB_OK ||
-        strlen(state) >= sizeof(out->state) ||
+        strlen(state) > RB_JOB_STATE_MAX ||
         rb_reply__int(r->element[2], 0, 1000000000000000LL, &v[1]) ||
         rb_reply__int(r->element[3], 0, RB_N_MAX, &v[2]) ||
         rb_reply__int(r->element[4], 0, 1000000, &v[3]) ||
         rb_reply__int(r->element[5], 0, 1000000000000000LL, &now))
         return RB_EPROTO;
     out->epoch = v[0];
-    snprintf(out->state, sizeof(out->state), "%s", state);
     out->attempt = (long)v[1];
     out->n = (long)v[2];
     out->restarts = (long)v[3];
+    out->state = dup_text(r->element[1]);
     out->reason = dup_text(r->element[6]);
     out->expect = dup_text(r->element[7]);
-    if (out->reason == NULL || out->expect == NULL) {
+    if (out->state == NULL || out->reason == NULL || out->expect == NULL) {
         rb_job_status_clear(out);
         return RB_EPROTO;
     }
@@ -183,7 +186,8 @@ int rb_job__decode_status(const redisReply *r, rb_job_status *out)
         out->members_count = i + 1;
         if ((m->id = dup_text(e[0])) == NULL ||
             rb_job__str_at(e[2], &state) != RB_OK ||
-            strlen(state) >= sizeof(m->state) ||
+            strlen(state) > RB_JOB_STATE_MAX ||
+            (m->state = dup_text(e[2])) == NULL ||
             rb_reply__int(e[1], -1, RB_N_MAX, &v[4]) ||
             rb_reply__int(e[3], -1, 1000000000000000LL, &v[5]) ||
             rb_reply__int(e[4], -1, 255, &v[0]) ||
@@ -192,7 +196,6 @@ int rb_job__decode_status(const redisReply *r, rb_job_status *out)
             return RB_EPROTO;
         }
         m->rank = (long)v[4];
-        snprintf(m->state, sizeof(m->state), "%s", state);
         m->lease_left_ms = v[5] < 0 ? -1 : (v[5] - now > 0 ? v[5] - now : 0);
         m->exit_status = (int)v[0];
         m->progress_age_ms = v[6] < 0 ? -1 : (now - v[6] > 0 ? now - v[6] : 0);
@@ -206,9 +209,12 @@ void rb_job_status_clear(rb_job_status *st)
 
     if (st == NULL)
         return;
-    for (i = 0; i < st->members_count; i++)
+    for (i = 0; i < st->members_count; i++) {
         free(st->members[i].id);
+        free(st->members[i].state);
+    }
     free(st->members);
+    free(st->state);
     free(st->reason);
     free(st->expect);
     memset(st, 0, sizeof(*st));

@@ -35,10 +35,10 @@
 extern "C" {
 #endif
 
-#define RB_VERSION_MAJOR 1
+#define RB_VERSION_MAJOR 2
 #define RB_VERSION_MINOR 0
 #define RB_VERSION_PATCH 0
-#define RB_VERSION "1.0.0"
+#define RB_VERSION "2.0.0"
 
 /* The version of the library in use, "MAJOR.MINOR.PATCH": RB_VERSION of
  * the header it was built from, which may be newer than the one a program
@@ -743,8 +743,8 @@ int rb_job_master_port(const rb_job *j);
 typedef struct rb_job_member {
     char *id;                 /* owned */
     long rank;
-    char state[16];           /* entering, running, left, failed, gone,
-                                 stuck */
+    char *state;              /* entering, running, left, failed, gone,
+                                 stuck (owned) */
     long long lease_left_ms;  /* -1: not in the current attempt */
     int exit_status;          /* -1: none */
     long long progress_age_ms;  /* since its work's last progress, as its
@@ -753,8 +753,8 @@ typedef struct rb_job_member {
 
 typedef struct rb_job_status {
     long long epoch;          /* 0: no job of that name is kept */
-    char state[8];            /* enter, run, done, over, stop (stopping),
-                                 stopped */
+    char *state;              /* enter, run, done, over, stop (stopping),
+                                 stopped (owned) */
     long attempt;
     long n;
     long restarts;

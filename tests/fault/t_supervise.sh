@@ -35,6 +35,13 @@ no_overlap() {
     fi
 }
 pid_in() { cat "$1" 2>/dev/null || echo 999999999; }
+# The job NAME broke and its next attempt is entering.
+reentering() {
+    rb status --name "$1" --json | python3 -c '
+import json, sys
+j = json.load(sys.stdin).get("job") or {}
+sys.exit(0 if j.get("state") == "enter" and j.get("restart") == 1 else 1)'
+}
 
 if [ "$(id -u)" -eq 0 ] && grep -q ' - cgroup2 ' /proc/self/mountinfo; then
     modes="cgroup subreaper"
@@ -125,11 +132,18 @@ for mode in $modes; do
     wait_until 20 started "$f" w1.0 || not_ok "$mode restarts: the job runs"
     kill -TSTP "$(pid_of "$name.w1")"
     wait_until 10 stopped "$(pid_of "$name.w1")" || not_ok "$mode restarts: the runner stops"
+    # Started again once the job has taken the stopped member for lost (its
+    # lease passed): the job waits in its next attempt for rank w1. (A
+    # runner started while the old one's lease still holds is refused:
+    # t_jobid.sh.)
+    wait_until 20 reentering "$name" || not_ok "$mode restarts: the job breaks and waits for w1"
     spawn "$name.w1b" $RBARRIER run --name "$name" --id w1 --n 2 --lease 2 --restarts 1 --timeout 60 -- sh -c "$job_cmd"
     await "$name.w1b" 40
     await "$name.w0" 10
     expect_eq "$mode: a job runner stopped, another started for its rank: the job finishes" "0 0" \
         "$(code_of "$name.w0") $(code_of "$name.w1b")"
+    diag "w0: $(err_of "$name.w0" | tr '\n' ' ')"
+    diag "w1 (the new runner): $(err_of "$name.w1b" | tr '\n' ' ')"
     no_overlap "$mode: ... never two copies of rank w1" "$f" w1.0 w1.1
     kill -CONT "$(pid_of "$name.w1")"
     await "$name.w1" 20
