@@ -179,9 +179,9 @@ static int leave(rb_lock *l, int code)
 
 /* ---- waiting ---- */
 
-/* A grant read late, or pushed with the waiter's short lease: one renewal
- * says whether the server still honours it
- * (and renews it from its sending), or whether it is lost. Anything short
+/* A grant read late, or pushed with a short deadline to confirm it by:
+ * one renewal says whether the server still honours it (and renews it
+ * from its sending), or whether it is lost. Anything short
  * of a 'held' reply gives the slot back: released, not left to expire,
  * as the server may still count the lease and the next waiter should not
  * wait it out. */
@@ -249,7 +249,9 @@ static int block_slice(rb_lock *l, long long slice_ms, const rb_deadline *own,
     freeReplyObject(r);
     if (got == 0) {
         /* A grant to an earlier acquire of this id, left behind (the
-         * rotating move keeps it at the head): drop it, or every slice
+         * rotating move keeps it at the head), or a nudge (a grant was
+         * pushed to the waiter ahead: the acquire call that follows ends
+         * the next slice by its short deadline): drop it, or every slice
          * would return at once. A grant to this acquire pushed meanwhile
          * is not lost: the acquire script answers 'held'. */
         const char *del[2] = { "DEL", l->wake };
