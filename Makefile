@@ -89,7 +89,7 @@ $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
 
-$(BUILD)/librbarrier.map: lib/include/rbarrier.h tools/public-symbols.sh
+$(BUILD)/librbarrier.map: lib/include/rbarrier.h $(wildcard lib/include/rbarrier/*.h) tools/public-symbols.sh
 	@mkdir -p $(dir $@)
 	$(Q){ echo '{ global:'; sh tools/public-symbols.sh "$(CC)" $< | sed 's/.*/    &;/'; \
 	      echo '  local: *; };'; } > $@.tmp && mv $@.tmp $@
@@ -302,10 +302,12 @@ FORCE:
 
 INSTALLED = $(BINDIR)/rbarrier $(LIBDIR)/librbarrier.a $(LIBDIR)/$(SOLIB) \
     $(LIBDIR)/$(SONAME) $(LIBDIR)/librbarrier.so $(INCLUDEDIR)/rbarrier.h \
+    $(INCLUDEDIR)/rbarrier/barrier.h $(INCLUDEDIR)/rbarrier/lock.h \
+    $(INCLUDEDIR)/rbarrier/job.h \
     $(PKGCONFIGDIR)/rbarrier.pc $(MANDIR)/man1/rbarrier.1 $(BASHCOMPDIR)/rbarrier
 
 install: all
-	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) \
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/rbarrier \
 	    $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
 	$(INSTALL) -m 755 $(BUILD)/rbarrier $(DESTDIR)$(BINDIR)/rbarrier
 	$(INSTALL) -m 644 $(BUILD)/librbarrier.a $(DESTDIR)$(LIBDIR)/librbarrier.a
@@ -313,6 +315,8 @@ install: all
 	ln -sf $(SOLIB) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/librbarrier.so
 	$(INSTALL) -m 644 lib/include/rbarrier.h $(DESTDIR)$(INCLUDEDIR)/rbarrier.h
+	$(INSTALL) -m 644 lib/include/rbarrier/barrier.h lib/include/rbarrier/lock.h \
+	    lib/include/rbarrier/job.h $(DESTDIR)$(INCLUDEDIR)/rbarrier/
 	$(INSTALL) -m 644 $(BUILD)/rbarrier.pc $(DESTDIR)$(PKGCONFIGDIR)/rbarrier.pc
 	$(INSTALL) -m 644 doc/rbarrier.1 $(DESTDIR)$(MANDIR)/man1/rbarrier.1
 	$(INSTALL) -m 644 completion/rbarrier.bash $(DESTDIR)$(BASHCOMPDIR)/rbarrier
@@ -323,6 +327,7 @@ install: all
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/rbarrier 2>/dev/null
 
 # (build/bench/ may hold the dependencies of the one-file bench of old.)
 -include $(shell find $(BUILD) -type f -name '*.d' ! -path '$(BUILD)/bench/*' 2>/dev/null)

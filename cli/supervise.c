@@ -129,6 +129,7 @@ int cli_sup_start(cli_sup *s, const cli_sup_opts *o, rb_error *err)
     w.cmd.stdout_fd = o->stdout_fd;
     w.cmd.kill_after_ms = s->kill_after_ms;
     deadline_points(s, s->held_until_ms, &w.kill_at_ms, &w.term_at_ms);
+    w.progress_path = s->progress_path;
     if (cli_pipe_cloexec(ctl) != 0) {
         free(env);
         unlink(s->progress_path);
@@ -167,9 +168,13 @@ int cli_sup_start(cli_sup *s, const cli_sup_opts *o, rb_error *err)
     /* Its first word: the command's pid, or why it did not start. */
     pf.fd = s->news;
     pf.events = POLLIN;
-    do
-        got = poll(&pf, 1, 10000) > 0 ? read(s->news, &m, sizeof(m)) : -1;
-    while (got < 0 && errno == EINTR);
+    do {
+        int ready = poll(&pf, 1, 10000);
+
+        if (ready == 0)
+            errno = ETIMEDOUT;   /* a silent watchdog: not retried */
+        got = ready > 0 ? read(s->news, &m, sizeof(m)) : -1;
+    } while (got < 0 && errno == EINTR);
     if (got != (ssize_t)sizeof(m) || m.op != 'P' || m.a <= 0) {
         int e = got == (ssize_t)sizeof(m) && m.op == 'P' ? (int)-m.a : EIO;
 

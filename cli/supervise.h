@@ -123,6 +123,8 @@ typedef struct cli_watchdog_args {
     int ctl_peer, news_peer;  /* the runner's ends, closed in it */
     cli_proc_opts cmd;
     long long kill_at_ms, term_at_ms;  /* the first deadline's points */
+    const char *progress_path;  /* removed when the tree is gone, also
+                                   after a runner killed with -9 */
 } cli_watchdog_args;
 
 void cli_watchdog_main(void *arg);

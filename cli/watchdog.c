@@ -242,7 +242,9 @@ static int cgroup_frozen(const tree *t)
     return strstr(buf, "frozen 1") != NULL;
 }
 
-static void tree_freeze(tree *t, int on)
+/* Freeze or thaw the tree; a freeze is awaited no later than by
+ * (the right's kill point: the deadline is never put off for it). */
+static void tree_freeze(tree *t, int on, long long by)
 {
     if (t->frozen == on)
         return;
@@ -253,6 +255,9 @@ static void tree_freeze(tree *t, int on)
          * only once nothing of the tree runs (bounded: a process in an
          * uninterruptible sleep freezes when it wakes). */
         long long until = cli_now_ms() + 1000;
+
+        if (until > by)
+            until = by;
 
         while (on && !cgroup_frozen(t) && cli_now_ms() < until) {
             struct timespec ts = { 0, 5 * 1000000L };
@@ -287,7 +292,10 @@ static int tree_empty(void)
     return r < 0 && errno == ECHILD;
 }
 
-static int tree_gone_by(long long until)
+/* Wait until the tree is gone or until; with kill, SIGKILL whatever the
+ * last look did not see (a child forked between the walk of /proc and
+ * its parent's death) at each look. */
+static int tree_gone_by(tree *t, long long until, int kill)
 {
     while (!tree_empty()) {
         long long left = until - cli_now_ms();
@@ -296,6 +304,8 @@ static int tree_gone_by(long long until)
 
         if (left <= 0)
             return 0;
+        if (kill)
+            tree_kill(t);
         if (poll(&pf, 1, left < RECHECK_MS ? (int)left : RECHECK_MS) > 0)
             while (read(pf.fd, buf, sizeof(buf)) > 0)
                 ;
@@ -303,23 +313,30 @@ static int tree_gone_by(long long until)
     return 1;
 }
 
-/* End what is left: sig first with grace_ms to act on it, then SIGKILL,
- * then leave. */
-static void finish(tree *t, int sig, long long grace_ms)
+/* End what is left: sig first with grace_ms to act on it (never past
+ * kill_at, the right's kill point), then SIGKILL, then leave. */
+static void finish(const cli_watchdog_args *w, tree *t, int sig,
+                   long long grace_ms, long long kill_at)
 {
+    long long until = cli_now_ms() + grace_ms;
+
+    if (until > kill_at)
+        until = kill_at;
     if (!tree_empty()) {
-        tree_freeze(t, 0);
+        tree_freeze(t, 0, kill_at);
         tree_signal(t, sig);
         tree_signal(t, SIGCONT);
-        if (!tree_gone_by(cli_now_ms() + grace_ms)) {
+        if (!tree_gone_by(t, until, 0)) {
             tree_kill(t);
             /* Bounded: a process stuck in the kernel (D state) may take
              * its time to die, but we do not wait for ever. */
-            tree_gone_by(cli_now_ms() + 5000);
+            tree_gone_by(t, cli_now_ms() + 5000, 1);
         }
     }
     if (t->cgroup[0])
         rmdir(t->cgroup);
+    if (w->progress_path && w->progress_path[0])
+        unlink(w->progress_path);
     _exit(0);
 }
 
@@ -359,7 +376,7 @@ void cli_watchdog_main(void *arg)
     w->cmd.own_group = 1;
     if (cli_proc_start(&cmd, &w->cmd) != 0) {
         report(w->news, 'P', -errno, 0);
-        finish(&t, SIGKILL, 0);
+        finish(w, &t, SIGKILL, 0, 0);
     }
     report(w->news, 'P', cmd.pid, t.cgroup[0] != '\0');
     kill_at = w->kill_at_ms;
@@ -379,7 +396,7 @@ void cli_watchdog_main(void *arg)
         /* The runner has not confirmed the right: the tree must be dead
          * before it can pass on, whatever --kill-after says. */
         if (!termed && now >= term_at) {
-            tree_freeze(&t, 0);
+            tree_freeze(&t, 0, kill_at);
             tree_signal(&t, SIGTERM);
             tree_signal(&t, SIGCONT);
             termed = 1;
@@ -392,8 +409,11 @@ void cli_watchdog_main(void *arg)
             wake = term_at;
         else if (!killed)
             wake = kill_at;
-        if (killed && !tree_empty())
+        if (killed && !tree_empty()) {
+            /* What the last walk missed (forked meanwhile) dies too. */
+            tree_kill(&t);
             wake = now + RECHECK_MS;
+        }
         pf[0].fd = w->ctl;
         pf[0].events = POLLIN;
         pf[1].fd = cli_child_fd();
@@ -415,14 +435,14 @@ void cli_watchdog_main(void *arg)
         if (got != (ssize_t)sizeof(m))
             /* The runner died (kill -9, a crash): nobody holds the right
              * any more. */
-            finish(&t, SIGTERM, RUNNER_GONE_GRACE_MS);
+            finish(w, &t, SIGTERM, RUNNER_GONE_GRACE_MS, kill_at);
         switch (m.op) {
         case 'D':
             kill_at = m.a;
             term_at = m.b;
             break;
         case 'S':
-            tree_freeze(&t, 0);
+            tree_freeze(&t, 0, kill_at);
             tree_signal(&t, (int)m.a);
             tree_signal(&t, SIGCONT);
             break;
@@ -430,14 +450,14 @@ void cli_watchdog_main(void *arg)
             tree_kill(&t);
             break;
         case 'F':
-            tree_freeze(&t, 1);
+            tree_freeze(&t, 1, kill_at);
             report(w->news, 'Z', 0, 0);
             break;
         case 'T':
-            tree_freeze(&t, 0);
+            tree_freeze(&t, 0, kill_at);
             break;
         case 'Q':
-            finish(&t, (int)m.a, m.b);
+            finish(w, &t, (int)m.a, m.b, kill_at);
             break;
         default:
             break;

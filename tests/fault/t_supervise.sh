@@ -66,6 +66,9 @@ for mode in $modes; do
     t1=$(now_ms)
     check "$mode: holder kill -9'd: its grandchild is gone within 1 s, with margin (<= 2 s; $((t1 - t0)) ms)" \
         test $((t1 - t0)) -le 2000
+    progress=$(cat "$f.a.progress")
+    wait_until 5 test ! -e "$progress"
+    check "$mode: ... and its progress file ($progress) is removed" test -n "$progress" -a ! -e "$progress"
     await "$name.b" 30
     expect_eq "$mode: ... the next holder runs and exits 0" 0 "$(code_of "$name.b")"
     no_overlap "$mode: ... never two holders at once" "$f" a b

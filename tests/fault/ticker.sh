@@ -5,6 +5,7 @@
 # 50 ms, COUNT times (0: until killed); with STOP_MS it takes that long to
 # stop after SIGTERM, ticking all the while. Its pid goes to FILE.ID.pid.
 id=$1 file=$2 count=${3:-0} stop_ms=${4:-0}
+echo "${RBARRIER_PROGRESS:-}" > "$file.$id.progress"
 (
     if [ "$stop_ms" -gt 0 ]; then
         trap 'end=$(( $(date +%s%N) / 1000000 + stop_ms ))

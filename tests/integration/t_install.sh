@@ -19,6 +19,9 @@ version=$(sed -n 's/^.define RB_VERSION "\(.*\)".*/\1/p' "$root/lib/include/rbar
 major=${version%%.*}
 want="usr/bin/rbarrier
 usr/include/rbarrier.h
+usr/include/rbarrier/barrier.h
+usr/include/rbarrier/job.h
+usr/include/rbarrier/lock.h
 usr/lib/librbarrier.a
 usr/lib/librbarrier.so
 usr/lib/librbarrier.so.$major
