@@ -7,16 +7,16 @@
  * it or it expires), each followed by the same script, which renews the
  * waiter's lease. The grant pushes the acquire's nonce and the fencing
  * token onto the grantee's list, so a release wakes exactly the waiter it
- * admits, nobody polls, and the pop alone tells the waiter it holds: a
- * hand-off of a short hold, its grant read promptly, costs the release and
- * one wake-up, no call after it. The first renewal is due a third of a
- * lease after the acquire call before the slice, which may be at once, so
- * a longer hold pays it soon; a grant read with less than a third of the
- * lease left by that count is confirmed by a renewal before it is used.
- * A slice ends at a third of the lease, or just after the holders'
- * earliest lease deadline, whichever is sooner: a dead holder's slot is
- * granted within about a tick of its lease, whatever the waiters' own
- * leases.
+ * admits and nobody polls. A pushed grant holds on the server only 2 s
+ * (or the lease, if shorter) until the woken waiter confirms it with one
+ * renewal, which makes it the full lease, before it is used: a waiter
+ * killed in line holds a free slot up 2 s, not a whole lease. The next in
+ * line is nudged (an element of no acquire's nonce: it looks again), so
+ * its slice ends just after that short deadline. With a lease of 2 s or
+ * less the pop alone is the grant, unless read with less than a third of
+ * the lease left by its count. A slice ends at a third of the lease, or
+ * just after the holders' earliest lease deadline, whichever is sooner: a
+ * dead holder's slot is granted within about a tick of its lease.
  *
  * The holder keeps its own clock: its lease runs from the sending of the
  * last call that answered it holds (a renewal, or the acquire call that
@@ -41,6 +41,11 @@
 /* Leaving the queue after a timeout or a signal gets this long: the slot
  * granted meanwhile must be passed on, not held until its lease ends. */
 #define RB_LOCK_LEAVE_MS 2000
+/* A grant pushed to a waiter holds on the server only this long (or the
+ * lease, if shorter) until the grantee confirms it with a renewal
+ * (lua/includes/lock.lua's LOCK_CONFIRM_MS): a waiter killed in line
+ * holds a free lock up only that long. */
+#define RB_LOCK_CONFIRM_MS 2000
 /* A slice that waits for a holder's deadline ends this much after it, so
  * the script that follows finds it passed. */
 #define RB_LOCK_AFTER_DEADLINE_MS 20
@@ -66,38 +71,6 @@ struct rb_lock {
     int held;
     int released;
 };
-
-static int check_opts(const rb_lock_opts *o, rb_error *err)
-{
-    int rc;
-
-    if (o == NULL)
-        return rb_error__set(err, RB_EINVAL, "no lock options (declare "
-                             "them with RB_LOCK_OPTS_INIT)");
-    if (o->version != 1 && o->version != RB_LOCK_OPTS_VERSION)
-        return rb_error__set(err, RB_EINVAL, "rb_lock_opts version %u is "
-                             "not one this library knows (1..%d)",
-                             o->version, RB_LOCK_OPTS_VERSION);
-    if ((rc = rb_check_name(o->name, "lock name", err)) != RB_OK)
-        return rc;
-    if ((rc = rb_check_id(o->id, "holder id", err)) != RB_OK)
-        return rc;
-    if (o->prefix && (rc = rb_check_name(o->prefix, "prefix", err)) != RB_OK)
-        return rc;
-    if (o->max < 0 || o->max > RB_LOCK_MAX)
-        return rb_error__set(err, RB_EINVAL, "max must be 1..%d, not %ld",
-                             RB_LOCK_MAX, o->max);
-    if (o->timeout_ms < 0 || o->lease_ms < 0 || o->ttl_ms < 0)
-        return rb_error__set(err, RB_EINVAL, "timeout, lease and ttl must "
-                             "not be negative");
-    if (o->lease_ms > 0 && o->lease_ms < 30)
-        return rb_error__set(err, RB_EINVAL, "lease must be at least 30 ms");
-    if (o->version >= 2 && o->shared && o->max > 1)
-        return rb_error__set(err, RB_EINVAL, "a shared request takes no max "
-                             "(a read-write lock has one exclusive slot), "
-                             "not %ld", o->max);
-    return RB_OK;
-}
 
 /* A WRONGTYPE error names the lock and what repairs it. */
 static int script_failed(const rb_lock *l, int rc, const rb_call *call,
@@ -206,8 +179,9 @@ static int leave(rb_lock *l, int code)
 
 /* ---- waiting ---- */
 
-/* A grant read late: one renewal says whether the server still honours it
- * (and renews it from its sending), or whether it is lost. Anything short
+/* A grant read late, or pushed with a short deadline to confirm it by:
+ * one renewal says whether the server still honours it (and renews it
+ * from its sending), or whether it is lost. Anything short
  * of a 'held' reply gives the slot back: released, not left to expire,
  * as the server may still count the lease and the next waiter should not
  * wait it out. */
@@ -275,7 +249,9 @@ static int block_slice(rb_lock *l, long long slice_ms, const rb_deadline *own,
     freeReplyObject(r);
     if (got == 0) {
         /* A grant to an earlier acquire of this id, left behind (the
-         * rotating move keeps it at the head): drop it, or every slice
+         * rotating move keeps it at the head), or a nudge (a grant was
+         * pushed to the waiter ahead: the acquire call that follows ends
+         * the next slice by its short deadline): drop it, or every slice
          * would return at once. A grant to this acquire pushed meanwhile
          * is not lost: the acquire script answers 'held'. */
         const char *del[2] = { "DEL", l->wake };
@@ -295,26 +271,29 @@ static int block_slice(rb_lock *l, long long slice_ms, const rb_deadline *own,
         *rc = bad_reply(l, "wake-up", err);
         return 1;
     }
-    /* Granted: the element is the grant itself, so no call confirms it.
-     * A reset deletes a holder's wake list, so a grant still there when
-     * popped was not yet revoked (a later reset is found by the renewals,
-     * as for any holder). What is left is a grant read late: its lease
-     * ran from the grant on the server, which came after the sending of
-     * the acquire call that queued or renewed this waiter, so counting
-     * from that sending is never later than the server. */
+    /* Granted. A reset deletes a holder's wake list, so a grant still
+     * there when popped was not yet revoked (a later reset is found by
+     * the renewals, as for any holder). The grant's lease ran from the
+     * grant on the server, which came after the sending of the acquire
+     * call that queued or renewed this waiter, so counting from that
+     * sending is never later than the server. */
     l->token = token;
     l->renewed_at = acquired_at;
     l->held = 1;
-    if (rb_now_ms() < acquired_at + l->lease_ms - l->lease_ms / 3) {
+    /* A grant pushed to a waiter holds only RB_LOCK_CONFIRM_MS until the
+     * grantee confirms it (so a waiter killed in line does not hold the
+     * slot a whole lease): one renewal at once, before CMD starts, makes
+     * it the full lease. With a lease no longer than that the element
+     * alone is the grant, unless it was read late by this clock,
+     * which may have started up to a slice before the grant: the server
+     * may still count much of the lease when this count is over or
+     * nearly, and a command started on a few ms of it would be stopped
+     * by its first renewal. Either way the server's answer decides. */
+    if (l->lease_ms > RB_LOCK_CONFIRM_MS ||
+        rb_now_ms() >= acquired_at + l->lease_ms - l->lease_ms / 3)
+        *rc = confirm_grant(l, err);
+    else
         *rc = RB_OK;
-        return 1;
-    }
-    /* Read late by this clock, which may have started up to a slice
-     * before the grant: the server may still count much of the lease
-     * when this count is over or nearly, and a command started on a few
-     * ms of it would be stopped by its first renewal, which gives up once
-     * this count has run out. The server's own answer decides. */
-    *rc = confirm_grant(l, err);
     return 1;
 }
 
@@ -456,7 +435,7 @@ int rb_lock_acquire(rb_lock **out, rb_conn *c, const rb_lock_opts *o,
     if (err == NULL)
         err = &local;
     *out = NULL;
-    if ((rc = check_opts(o, err)) != RB_OK)
+    if ((rc = rb_lock__check_opts(o, err)) != RB_OK)
         return rc;
     if ((l = calloc(1, sizeof(*l))) == NULL)
         return rb_error__set(err, RB_ENOMEM, "out of memory");

@@ -46,4 +46,7 @@ int rb_lock__decode_wake(const redisReply *r, const char *nonce,
  * @return RB_OK, RB_EPROTO or RB_ENOMEM */
 int rb_lock__decode_status(const redisReply *r, rb_lock_state *out);
 
+/* A lock request's options (rb_lock_opts.c): RB_OK or RB_EINVAL. */
+int rb_lock__check_opts(const rb_lock_opts *o, rb_error *err);
+
 #endif

@@ -25,11 +25,14 @@
 --                         it revoked ('' once over)
 --   ...:revoked           zset: nonce -> lease deadline of each holder a
 --                         reset revoked that has not confirmed its stop
---   ...:holders           zset: id -> lease deadline (ms, server TIME)
+--   ...:holders           zset: id -> lease deadline (ms, server TIME);
+--                         a grant pushed to a waiter has a short one
+--                         (LOCK_CONFIRM_MS) until the grantee confirms it
 --   ...:queue             zset: id -> ticket (first come, first served)
 --   ...:wait              zset: id -> a waiter's lease deadline
 --   ...:wake:<id>         list: "<nonce> <token>" pushed by the grant,
---                         "reset" by a reset; the waiter blocks on it with
+--                         "reset" by a reset, LOCK_NUDGE by a grant to
+--                         another (a short deadline to watch); the waiter blocks on it with
 --                         a rotating BLMOVE (the element stays until the
 --                         next acquire or its expiry)
 --
@@ -192,6 +195,19 @@ local function lock_fits(max, held, shared, hs)
   return held < max
 end
 
+-- A grant pushed to a waiter (anyone but the script's caller) holds only
+-- this long (or its lease, if shorter) until the grantee confirms it: the
+-- woken waiter renews at once, and a grant found by its next acquire call
+-- is renewed by it. A waiter killed in line so holds a free slot up this
+-- long, not a whole lease; a live one, blocked on its wake list, reads
+-- the grant at once.
+local LOCK_CONFIRM_MS = 2000
+-- Pushed onto the wake list of the queue's head after such a grant: an
+-- element of another acquire's nonce (32 characters, as a client's), so a
+-- waiter drops it and calls lock-acquire, whose 'wait' reply then ends
+-- its next slice just after the unconfirmed grant's deadline.
+local LOCK_NUDGE = string.rep('-', 32) .. ' 0'
+
 -- Grant free slots to the queue's head, in ticket order: each grant takes
 -- the next token and pushes it onto the grantee's own wake list, so a
 -- release wakes exactly whom it admits. The first request that does not
@@ -207,7 +223,7 @@ local function lock_grant(base, max, now, ttl, self, held, w, dl, head, hs)
   local holders, queue = lock_key(base, 'holders'), lock_key(base, 'queue')
   local wait = lock_key(base, 'wait')
   held = held or redis.call('ZCARD', holders)
-  local mine = nil
+  local mine, pushed = nil, false
   -- Full of exclusive holders, nothing fits, whatever waits: the queue is
   -- not read (a held mutex, a grant just made).
   while held < max or hs do
@@ -219,14 +235,18 @@ local function lock_grant(base, max, now, ttl, self, held, w, dl, head, hs)
     if v == nil then v = redis.call('HGET', base, 'i:' .. head) end
     local nonce, lease, _, _, shared = lock_parse(base, head, v)
     if nonce and not lock_fits(max, held, shared, hs) then break end
+    local upto = now + (lease or 0)
+    if head ~= self and lease and lease > LOCK_CONFIRM_MS then
+      upto = now + LOCK_CONFIRM_MS
+    end
     redis.call('ZREM', queue, head)
     redis.call('ZREM', wait, head)
     if nonce then
       local token = lock_next_token(base, ttl)
       history_lock(base, 'grant', head, token, ttl)
-      redis.call('ZADD', holders, now + lease, head)
+      redis.call('ZADD', holders, upto, head)
       if held == 0 then lock_created(base, 'holders', ttl) end
-      dl = lock_lower(w, dl, now + lease)
+      dl = lock_lower(w, dl, upto)
       held = held + 1
       hs = shared
       w.sh = shared and '1' or '0'
@@ -234,14 +254,29 @@ local function lock_grant(base, max, now, ttl, self, held, w, dl, head, hs)
       if head == self then
         mine = token
       else
-        -- The list is empty: the grantee's acquire emptied it when it
-        -- joined the queue, and nothing but this grant pushes to it then.
+        -- The list is empty, or holds a nudge: the grantee's acquire
+        -- emptied it when it joined the queue. A nudge read first makes
+        -- the waiter delete the list, grant and all, and call
+        -- lock-acquire, which finds the grant ('held').
         local wake = lock_key(base, 'wake:' .. head)
         redis.call('RPUSH', wake, string.format('%s %.0f', nonce, token))
         redis.call('EXPIRE', wake, math.ceil(2 * lease / 1000))
+        pushed = true
       end
     end
     head = nil
+  end
+  -- The next in line (not the caller, whose reply says it) may be blocked
+  -- for a third of its lease: if a grantee is dead, the slot passes on
+  -- only once someone runs a script after the short deadline.
+  if pushed then
+    local next_id = redis.call('ZRANGE', queue, 0, 0)[1]
+    if next_id and next_id ~= self then
+      local wake = lock_key(base, 'wake:' .. next_id)
+      redis.call('RPUSH', wake, LOCK_NUDGE)
+      -- Of no use after the deadline it points at: it may expire then.
+      redis.call('EXPIRE', wake, math.ceil(2 * LOCK_CONFIRM_MS / 1000))
+    end
   end
   return mine
 end

@@ -190,11 +190,12 @@ expect_eq "... and it left the line" 0 "$(queued "$name")"
 touch "$T/$name.go"
 await "$name.h" 15
 
-# ---- a hand-off costs the release alone ----------------------------------------
+# ---- a hand-off costs the release and one confirmation -------------------------
 # The release grants and pushes the token onto the next waiter's wake
-# list; the woken waiter holds on that alone. Scripts run in the window:
-# the holder's release and the new holder's release, no call in between
-# (leases of 30 s: no slice ends and no renewal falls due in it).
+# list; the grant counts only 2 s on the server until the woken waiter
+# confirms it with one renewal. Scripts run in the window: the holder's
+# release, w's confirmation and w's release (leases of 30 s: no slice ends
+# and no renewal falls due in it).
 name=$(fresh ho)
 script_calls() { rcli INFO commandstats | tr -d '\r' |
     awk -F'[:=,]' '/^cmdstat_eval(sha)?:/ { n += $3 } END { print n + 0 }'; }
@@ -210,7 +211,7 @@ await "$name.h" 15; await "$name.w" 15
 after=$(script_calls)
 expect_eq "hand-off: both ran their commands" "0 0" "$(code_of "$name.h") $(code_of "$name.w")"
 expect_eq "... the waiter's token is the next one" $((htok + 1)) "$(cat "$T/$name.wtok")"
-expect_eq "... two script calls, the releases (no call confirms the grant)" 2 "$((after - before))"
+expect_eq "... three script calls: the releases and the confirmation" 3 "$((after - before))"
 
 # ---- every key of a lock in use expires ----------------------------------------
 # Expiries are refreshed only every quarter of the ttl; a key a script

@@ -32,7 +32,17 @@
  * deadline, lets a script skip the scan for expired entries: cov holds the
  * parties whose deadline is not before dl, dlx says dl has passed. The
  * grant trusts that scan: it checks no waiter's lease of its own.
- * Seeded bugs: MUT_LOCK_NO_SLOT_CHECK (a grant does not count the
+ * A grant pushed to a waiter holds on the server only a short while (2 s)
+ * until the grantee confirms it (for parties in SHORTL: a lease longer
+ * than that); the short deadline may pass at any moment before the
+ * confirmation (a slow or dead grantee: shortl). The woken party confirms
+ * with one renewal before its command starts; a party outside SHORTL (a
+ * lease of 2 s or less) holds on the element alone, as before. The nudge
+ * to the next in line only times its next call: the model's steps are
+ * untimed, so it is not modelled.
+ * Seeded bugs: MUT_LOCK_SHORT_NO_CONFIRM (a woken waiter starts CMD on a
+ *   pushed grant without confirming it, counting the full lease, while the
+ *   server counts only the short one), MUT_LOCK_NO_SLOT_CHECK (a grant does not count the
  *   holders), MUT_TOKEN_NO_GROW (the token does not grow with a grant),
  *   MUT_LOCK_NO_SELF_STOP (a holder that cannot renew keeps CMD running),
  *   MUT_LOCK_WAKE_NO_CLOCK (a waiter that reads its grant late starts CMD
@@ -66,6 +76,10 @@
 #ifndef RESETS
 #define RESETS 0
 #endif
+/* parties whose lease is longer than a pushed grant's short one */
+#ifndef SHORTL
+#define SHORTL (B(0) | B(1))
+#endif
 #ifdef MUT_LOCK_GRANT_IN_QUARANTINE
 #define QUARANTINE false
 #else
@@ -94,6 +108,8 @@ byte qlen;
 byte token;          /* the last fencing token granted */
 byte tok[P];         /* each holder's token */
 byte woken;          /* wake lists holding a grant not yet read */
+byte shortl;         /* holders whose grant counts the short lease
+                        until they confirm it */
 byte cov;            /* dl: parties whose deadline is not before it */
 byte tick[P];        /* each waiter's ticket (first come, first served) */
 byte revoked;        /* holders a reset revoked that have not confirmed */
@@ -124,6 +140,7 @@ inline settle()
 	if
 	:: DL_PASSED ->
 		holders = holders & ~expd;
+		shortl = shortl & holders;
 		i = 0;
 		do
 		:: i < qlen && (expd & B(queue[i])) ->
@@ -200,6 +217,7 @@ inline settle()
 		tok[h] = token;
 		cov = cov | B(h);     /* its deadline lowers dl */
 		woken = woken | B(h);
+		shortl = shortl | (SHORTL & B(h));
 		granted++;
 		/* mutual exclusion in Redis: at most KS exclusive holders,
 		 * and none beside a shared one */
@@ -234,7 +252,7 @@ proctype Party(byte p)
 		settle();
 		woken = woken & ~B(p);
 		if
-		:: holders & B(p) -> expd = expd & ~B(p)
+		:: holders & B(p) -> expd = expd & ~B(p); shortl = shortl & ~B(p)
 		:: else -> lost = 1
 		fi
 	   };
@@ -243,7 +261,28 @@ proctype Party(byte p)
 		:: else -> break
 		fi
 	:: atomic { woken & B(p) -> woken = woken & ~B(p) } ->
-		/* woken: the element read is the grant, no call confirms it */
+		/* woken: a grant that counts the short lease is confirmed by
+		 * one renewal (the full lease from then on), or found lost
+		 * and given back */
+		if
+#ifndef MUT_LOCK_SHORT_NO_CONFIRM
+		:: SHORTL & B(p) ->
+			atomic {
+				settle();
+				if
+				:: holders & B(p) ->
+					expd = expd & ~B(p); shortl = shortl & ~B(p)
+				:: else -> lost = 1
+				fi
+			};
+			if
+			:: lost -> goto stop
+			:: else -> break
+			fi
+#endif
+		:: else
+		fi;
+		/* without it, the element read is the grant, no call confirms it */
 		if
 #ifndef MUT_LOCK_WAKE_NO_CLOCK
 		:: expd & B(p) ->         /* read too late: gives it back */
@@ -254,6 +293,10 @@ proctype Party(byte p)
 		:: true -> break
 #endif
 		fi
+	:: atomic { (shortl & B(p)) && !(expd & B(p)) ->
+		/* slow to confirm: the grant's short lease passes */
+		EXPIRE(p)
+	   }
 	:: atomic { stalls > 0 && (woken & B(p)) && !(expd & B(p)) ->
 		/* stalls between the grant and its read: the lease passes */
 		stalls--; EXPIRE(p)
@@ -362,6 +405,16 @@ proctype Party(byte p)
 #endif
 		goto stop
 	:: atomic { crashes > 0 -> crashes--; EXPIRE(p); STOPCMD(p) } ->
+		goto stop
+	:: atomic { (shortl & B(p)) && !(expd & B(p)) ->
+		/* (seeded bug only: a confirmed grant counts the full lease)
+		 * the grant's short lease passes on the server while the
+		 * party, counting the full lease, runs CMD until its renewal
+		 * finds the slot gone */
+		EXPIRE(p)
+	   } ->
+		(holders != 0 && !(holders & B(p))) || qlen == 0;
+		STOPCMD(p);
 		goto stop
 	od;
 stop:
