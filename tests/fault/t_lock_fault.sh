@@ -197,9 +197,11 @@ expect_eq "... leaving the slot free" "0 0" "$(holding "$name") $(queued "$name"
 # call. Stopped until its slice has ended on the server, granted (on the
 # server the grant holds only 2 s until confirmed), and let run again at
 # once: unless that 'held' renewed the lease,
-# the server expires it while its command runs, and z (a short lease,
-# renewing every 100 ms, queued once w holds) is granted the slot and runs
-# alongside.
+# the server expires it while its command runs, and z (queued once w
+# holds, renewing every second) is granted the slot within w's 4 s command
+# and runs alongside. (z's lease is not short: a pushed grant lasts at most
+# its own lease until confirmed, and a 0.3 s one lapsed on a loaded CI run
+# before z could confirm it.)
 _blocked_is() { [ "$(rcli INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p')" = "$1" ]; }
 name=$(fresh hr)
 spawn "$name.h" $RBARRIER lock --name "$name" --id h --lease 30 -- sh -c "while [ ! -e '$T/$name.go' ]; do sleep 0.02; done"
@@ -214,7 +216,7 @@ touch "$T/$name.go"
 await "$name.h" 20
 kill -CONT "$(pid_of "$name.w")"
 wait_until 20 test -s "$T/$name.wpid" || not_ok "held renews: w runs its command"
-spawn "$name.z" $RBARRIER lock --name "$name" --id z --lease 0.3 --timeout 60 -- \
+spawn "$name.z" $RBARRIER lock --name "$name" --id z --lease 3 --timeout 60 -- \
     sh -c "if kill -0 \$(cat '$T/$name.wpid') 2>/dev/null; then echo overlap; else echo alone; fi > '$T/$name.zres'"
 await "$name.w" 30
 await "$name.z" 30
