@@ -60,6 +60,22 @@ static void slice(cli_json *j, const char *name, const char *cat,
 
 /* Lock holds on their holders' tracks; job attempts on track 0, with an
  * instant per break. */
+
+/* A break as a process-wide instant event at ts (µs), its "args" object
+ * left open for the caller's fields. */
+static void break_instant(cli_json *j, const char *name, long long ts)
+{
+    cli_json_begin_obj(j);
+    cli_json_kstr(j, "name", name);
+    cli_json_kstr(j, "cat", "break");
+    cli_json_kstr(j, "ph", "i");
+    cli_json_kstr(j, "s", "p");
+    cli_json_kint(j, "pid", 1);
+    cli_json_kint(j, "tid", 0);
+    cli_json_kint(j, "ts", ts);
+    cli_json_key(j, "args");
+    cli_json_begin_obj(j);
+}
 static void jobs_locks(cli_json *j, const hist_view *v, long long t0,
                        long long now)
 {
@@ -94,17 +110,8 @@ static void jobs_locks(cli_json *j, const hist_view *v, long long t0,
         cli_json_end_obj(j);
         if (!a->reason)
             continue;
-        cli_json_begin_obj(j);
-        cli_json_kstr(j, "name", a->restarted ? "job break (restart)" :
-                      "job break");
-        cli_json_kstr(j, "cat", "break");
-        cli_json_kstr(j, "ph", "i");
-        cli_json_kstr(j, "s", "p");
-        cli_json_kint(j, "pid", 1);
-        cli_json_kint(j, "tid", 0);
-        cli_json_kint(j, "ts", (a->end - t0) * 1000);
-        cli_json_key(j, "args");
-        cli_json_begin_obj(j);
+        break_instant(j, a->restarted ? "job break (restart)" : "job break",
+                      (a->end - t0) * 1000);
         cli_json_kstr(j, "cause", a->cause);
         cli_json_kstr(j, "reason", a->reason);
         cli_json_end_obj(j);
@@ -168,16 +175,7 @@ static void trace(cli_json *j, const char *name, const hist_view *v)
         }
         if (r->passed)
             continue;
-        cli_json_begin_obj(j);
-        cli_json_kstr(j, "name", "break");
-        cli_json_kstr(j, "cat", "break");
-        cli_json_kstr(j, "ph", "i");
-        cli_json_kstr(j, "s", "p");
-        cli_json_kint(j, "pid", 1);
-        cli_json_kint(j, "tid", 0);
-        cli_json_kint(j, "ts", (r->end - t0) * 1000);
-        cli_json_key(j, "args");
-        cli_json_begin_obj(j);
+        break_instant(j, "break", (r->end - t0) * 1000);
         cli_json_kint(j, "gen", r->g);
         cli_json_kstr(j, "cause", r->cause);
         cli_json_kstr(j, "reason", r->reason);
