@@ -132,21 +132,22 @@ static int cgroup_make(tree *t)
 /* ---- the tree ---- */
 
 /* Every process below us: walk /proc by parent pid. As a subreaper we
- * inherit every orphan of the tree, so nothing of it hangs elsewhere. */
-static size_t descendants(pid_t root, pid_t **out)
+ * inherit every orphan of the tree, so nothing of it hangs elsewhere.
+ * stopped_only: just those in a job-control stop (state T). */
+static size_t descendants(pid_t root, int stopped_only, pid_t **out)
 {
+    struct proc { pid_t pid, ppid; char stopped, in; } *all = NULL;
     DIR *d = opendir("/proc");
     struct dirent *e;
-    pid_t *pid = NULL, *ppid = NULL, *mine;
+    pid_t *mine;
     size_t n = 0, cap = 0, k = 0, i;
-    char *in;
     int grew;
 
     *out = NULL;
     if (d == NULL)
         return 0;
     while ((e = readdir(d)) != NULL) {
-        char path[64], buf[512], *close_paren;
+        char path[64], buf[512], *close_paren, state;
         long p, pp;
         ssize_t got;
         int fd;
@@ -163,28 +164,25 @@ static size_t descendants(pid_t root, pid_t **out)
         buf[got] = '\0';
         /* "pid (comm) S ppid": comm may hold spaces and parentheses. */
         if ((close_paren = strrchr(buf, ')')) == NULL ||
-            sscanf(close_paren + 1, " %*c %ld", &pp) != 1)
+            sscanf(close_paren + 1, " %c %ld", &state, &pp) != 2)
             continue;
         if (n == cap) {
             size_t ncap = cap ? cap * 2 : 256;
-            pid_t *a = realloc(pid, ncap * sizeof(*a));
-            pid_t *b = a ? realloc(ppid, ncap * sizeof(*b)) : NULL;
+            struct proc *grown = realloc(all, ncap * sizeof(*grown));
 
-            if (a == NULL || b == NULL) {
-                pid = a ? a : pid;
+            if (grown == NULL)
                 break;
-            }
-            pid = a;
-            ppid = b;
+            all = grown;
             cap = ncap;
         }
-        pid[n] = (pid_t)p;
-        ppid[n++] = (pid_t)pp;
+        all[n].pid = (pid_t)p;
+        all[n].ppid = (pid_t)pp;
+        all[n].stopped = state == 'T';
+        all[n++].in = 0;
     }
     closedir(d);
     mine = n ? calloc(n, sizeof(*mine)) : NULL;
-    in = n ? calloc(n, 1) : NULL;
-    if (mine && in) {
+    if (mine) {
         /* Mark children of marked processes until a pass adds nothing
          * (the tree is shallow: a few passes). */
         do {
@@ -192,36 +190,39 @@ static size_t descendants(pid_t root, pid_t **out)
             for (i = 0; i < n; i++) {
                 size_t j;
 
-                if (in[i])
+                if (all[i].in)
                     continue;
-                if (ppid[i] == root)
-                    in[i] = 1;
-                for (j = 0; !in[i] && j < n; j++)
-                    if (in[j] && pid[j] == ppid[i])
-                        in[i] = 1;
-                grew |= in[i];
+                if (all[i].ppid == root)
+                    all[i].in = 1;
+                for (j = 0; !all[i].in && j < n; j++)
+                    if (all[j].in && all[j].pid == all[i].ppid)
+                        all[i].in = 1;
+                grew |= all[i].in;
             }
         } while (grew);
         for (i = 0; i < n; i++)
-            if (in[i])
-                mine[k++] = pid[i];
+            if (all[i].in && (!stopped_only || all[i].stopped))
+                mine[k++] = all[i].pid;
     }
-    free(in);
-    free(pid);
-    free(ppid);
+    free(all);
     *out = mine;
     return k;
 }
 
-static void tree_signal(const tree *t, int sig)
+static void signal_descendants(int sig, int stopped_only)
 {
     pid_t *p;
-    size_t n = descendants(getpid(), &p), i;
+    size_t n = descendants(getpid(), stopped_only, &p), i;
 
-    (void)t;
     for (i = 0; i < n; i++)
         kill(p[i], sig);
     free(p);
+}
+
+static void tree_signal(const tree *t, int sig)
+{
+    (void)t;
+    signal_descendants(sig, 0);
 }
 
 /* 1 once cgroup.events says the whole cgroup is frozen. */
@@ -279,6 +280,18 @@ static void tree_kill(tree *t)
     tree_signal(t, SIGKILL);
 }
 
+/* Ask the tree to end with sig. What we froze thaws first; a process
+ * stopped by someone else acts on sig only once continued, so it gets
+ * SIGCONT, but only it: a SIGCONT to a running process would discard a
+ * SIGSTOP on its way (a debugger's or a sanitizer's attach) and leave its
+ * tracer waiting for a stop that never comes. */
+static void tree_ask_to_end(tree *t, int sig, long long kill_at)
+{
+    tree_freeze(t, 0, kill_at);
+    tree_signal(t, sig);
+    signal_descendants(SIGCONT, 1);
+}
+
 /* Reap; 1 when we have no child left (the whole tree is gone). */
 static int tree_empty(void)
 {
@@ -323,9 +336,7 @@ static void finish(const cli_watchdog_args *w, tree *t, int sig,
     if (until > kill_at)
         until = kill_at;
     if (!tree_empty()) {
-        tree_freeze(t, 0, kill_at);
-        tree_signal(t, sig);
-        tree_signal(t, SIGCONT);
+        tree_ask_to_end(t, sig, kill_at);
         if (!tree_gone_by(t, until, 0)) {
             tree_kill(t);
             /* Bounded: a process stuck in the kernel (D state) may take
@@ -396,9 +407,7 @@ void cli_watchdog_main(void *arg)
         /* The runner has not confirmed the right: the tree must be dead
          * before it can pass on, whatever --kill-after says. */
         if (!termed && now >= term_at) {
-            tree_freeze(&t, 0, kill_at);
-            tree_signal(&t, SIGTERM);
-            tree_signal(&t, SIGCONT);
+            tree_ask_to_end(&t, SIGTERM, kill_at);
             termed = 1;
         }
         if (!killed && now >= kill_at) {
@@ -442,9 +451,7 @@ void cli_watchdog_main(void *arg)
             term_at = m.b;
             break;
         case 'S':
-            tree_freeze(&t, 0, kill_at);
-            tree_signal(&t, (int)m.a);
-            tree_signal(&t, SIGCONT);
+            tree_ask_to_end(&t, (int)m.a, kill_at);
             break;
         case 'K':
             tree_kill(&t);

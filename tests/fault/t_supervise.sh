@@ -169,6 +169,29 @@ for mode in $modes; do
     await "$name.p1" 30
     expect_eq "$mode: ... the other party exits 3" 3 "$(code_of "$name.p1")"
 
+    # ---- a stop reaches a grandchild someone else stopped, and only it ------
+    # gets SIGCONT: a SIGCONT to a running process would discard a SIGSTOP
+    # on its way to it (a debugger's or a sanitizer's attach). Each
+    # grandchild logs the TERM and CONT it catches (the shell runs both
+# traps of one wake-up before it looks at the loop's condition).
+    name=$(fresh sc$mode)
+    cat > "$T/$name.sh" <<EOS
+trap 'echo cont >> $T/$name.\$1' CONT
+trap 'echo term >> $T/$name.\$1; ended=1' TERM
+echo \$\$ > $T/$name.\$1.pid.tmp; mv $T/$name.\$1.pid.tmp $T/$name.\$1.pid
+[ "\$1" = stopped ] && kill -STOP \$\$
+while [ -z "\$ended" ]; do sleep 0.05; done
+EOS
+    spawn "$name" $RBARRIER lock --name "$name" --kill-after 30s -- \
+        sh -c "sh '$T/$name.sh' running & sh '$T/$name.sh' stopped & wait"
+    wait_until 20 test -s "$T/$name.running.pid" || not_ok "$mode sc: the running grandchild starts"
+    wait_until 20 stopped "$(pid_in "$T/$name.stopped.pid")" || not_ok "$mode sc: the other stops itself"
+    kill -TERM "$(pid_of "$name")"
+    await "$name" 25
+    check "$mode: SIGTERM to a holder: a stopped grandchild is continued and handles it well before --kill-after" \
+        grep -qx term "$T/$name.stopped"
+    expect_eq "$mode: ... a running one handles it, and gets no SIGCONT" term "$(cat "$T/$name.running" 2>/dev/null)"
+
     # ---- a daemon (setsid) left by the command of each of the three --------
     daemon='setsid sh -c "echo \$\$ > '"$T"'/DAEMON.tmp; mv '"$T"'/DAEMON.tmp '"$T"'/DAEMON; exec sleep 60" & while [ ! -s '"$T"'/DAEMON ]; do sleep 0.01; done'
     name=$(fresh dl$mode)
