@@ -4,14 +4,13 @@
  * go: every command gets SIGTERM once (a second would kill the save), the
  * job's barriers keep passing while everyone is there, and each member
  * departs when its command exits or its grace ends. */
-#include <dirent.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "clock.h"
+#include "proctree.h"
 #include "run_stop.h"
 #include "spawn.h"
 
@@ -97,46 +96,11 @@ int cli_run_stall_flags(const char *stall_after, const char *progress_file,
     return RB_OK;
 }
 
-/* 1 when every process of the group pgid is stopped (state T or t): the
- * strongest sign that this command, not another member's, is stuck. */
-static int halted(pid_t pgid)
+/* Every process of the command stopped: the strongest sign that this
+ * command, not another member's, is stuck. */
+static int all_stopped(const cli_sup *sup)
 {
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    int seen = 0, running = 0;
-
-    if (d == NULL || pgid <= 0) {
-        if (d)
-            closedir(d);
-        return 0;
-    }
-    while (!running && (e = readdir(d)) != NULL) {
-        char path[64], buf[512], *p;
-        char state;
-        long grp;
-        int fd;
-        ssize_t n;
-
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof(path), "/proc/%.20s/stat", e->d_name);
-        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-            continue;
-        n = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (n <= 0)
-            continue;
-        buf[n] = '\0';
-        /* pid (comm) state ppid pgrp: comm may hold anything but its
-         * last ')' ends it. */
-        if ((p = strrchr(buf, ')')) == NULL ||
-            sscanf(p + 1, " %c %*d %ld", &state, &grp) != 2 || grp != pgid)
-            continue;
-        seen = 1;
-        running = state != 'T' && state != 't';
-    }
-    closedir(d);
-    return seen && !running;
+    return cli_ptree_group_halted(sup->cmd_pid);
 }
 
 long long cli_run_progress(rb_job *job, cli_sup *sup)
@@ -145,13 +109,13 @@ long long cli_run_progress(rb_job *job, cli_sup *sup)
 
     if (sup->stall_after_ms <= 0)
         return -1;
-    rb_job_progress(job, cli_sup_progress_ms(sup), halted(sup->cmd_pid));
+    rb_job_progress(job, cli_sup_progress_ms(sup), all_stopped(sup));
     left = cli_sup_progress_ms(sup) + sup->stall_after_ms - cli_now_ms();
     return left > 10 ? left : 10;
 }
 
 int cli_run_stall(rb_job *job, cli_sup *sup, rb_error *err)
 {
-    rb_job_progress(job, cli_sup_progress_ms(sup), halted(sup->cmd_pid));
+    rb_job_progress(job, cli_sup_progress_ms(sup), all_stopped(sup));
     return rb_job_stall(job, err);
 }

@@ -3,7 +3,6 @@
  * runner. It speaks no Redis: it only counts time, signals and reaps, so
  * nothing the runner suffers (SIGSTOP, a partition, a kill -9) can delay
  * it. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -11,12 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
+#include "proctree.h"
 #include "supervise.h"
 
 /* After the runner died: SIGTERM, then SIGKILL this much later, so the
@@ -34,214 +33,19 @@ typedef struct tree {
     int frozen;
 } tree;
 
-/* ---- the cgroup of the command's own ---- */
-
-/* The cgroup2 mount point, from mountinfo's fifth field on a line whose
- * type (after " - ") is cgroup2. */
-static int cgroup2_mount(char *out, size_t len)
+/* A cgroup of the command's own, unless RBARRIER_SUPERVISE=subreaper
+ * asks for the walk alone. */
+static void cgroup_make(tree *t)
 {
-    FILE *f = fopen("/proc/self/mountinfo", "r");
-    char line[1024];
-    int found = 0;
-
-    if (f == NULL)
-        return 0;
-    while (!found && fgets(line, sizeof(line), f)) {
-        char *sep = strstr(line, " - "), *p = line, *mnt;
-        int field;
-
-        if (sep == NULL || strncmp(sep + 3, "cgroup2 ", 8) != 0)
-            continue;
-        for (field = 1; field < 5 && p; field++)
-            p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL;
-        if (p == NULL)
-            continue;
-        mnt = p;
-        p = strchr(mnt, ' ');
-        if (p == NULL || (size_t)(p - mnt) >= len)
-            continue;
-        memcpy(out, mnt, (size_t)(p - mnt));
-        out[p - mnt] = '\0';
-        found = 1;
-    }
-    fclose(f);
-    return found;
-}
-
-/* Our own group in the unified hierarchy ("0::/path"). */
-static int own_cgroup(char *out, size_t len)
-{
-    FILE *f = fopen("/proc/self/cgroup", "r");
-    char line[1024];
-    int found = 0;
-
-    if (f == NULL)
-        return 0;
-    while (!found && fgets(line, sizeof(line), f))
-        if (strncmp(line, "0::", 3) == 0) {
-            line[strcspn(line, "\n")] = '\0';
-            found = snprintf(out, len, "%s", line + 3) < (int)len;
-        }
-    fclose(f);
-    return found;
-}
-
-static int write_file(const char *dir, const char *file, const char *text)
-{
-    char path[600];
-    int fd, ok;
-
-    snprintf(path, sizeof(path), "%s/%s", dir, file);
-    if ((fd = open(path, O_WRONLY | O_CLOEXEC)) < 0)
-        return -1;
-    ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
-    close(fd);
-    return ok ? 0 : -1;
-}
-
-/* Make a cgroup for the command beside nothing else, and prove we may
- * move a process into it (ourselves, and back). 0, or -1: use the
- * subreaper walk alone. */
-static int cgroup_make(tree *t)
-{
-    char mnt[256], own[256], home[520], pid[32];
     const char *force = getenv("RBARRIER_SUPERVISE");
 
     t->cgroup[0] = '\0';
-    if ((force && strcmp(force, "subreaper") == 0) || geteuid() != 0 ||
-        !cgroup2_mount(mnt, sizeof(mnt)) || !own_cgroup(own, sizeof(own)))
-        return -1;
-    snprintf(home, sizeof(home), "%s%s", mnt, strcmp(own, "/") ? own : "");
-    if (snprintf(t->cgroup, sizeof(t->cgroup), "%s/rbarrier-%ld", home,
-                 (long)getpid()) >= (int)sizeof(t->cgroup) ||
-        mkdir(t->cgroup, 0755) != 0) {
-        t->cgroup[0] = '\0';
-        return -1;
-    }
-    snprintf(pid, sizeof(pid), "%ld", (long)getpid());
-    if (write_file(t->cgroup, "cgroup.procs", pid) != 0 ||
-        write_file(home, "cgroup.procs", pid) != 0) {
-        write_file(home, "cgroup.procs", pid);
-        rmdir(t->cgroup);
-        t->cgroup[0] = '\0';
-        return -1;
-    }
-    return 0;
+    if (force && strcmp(force, "subreaper") == 0)
+        return;
+    cli_cgroup_make(t->cgroup, sizeof(t->cgroup));
 }
 
 /* ---- the tree ---- */
-
-/* Every process below us: walk /proc by parent pid. As a subreaper we
- * inherit every orphan of the tree, so nothing of it hangs elsewhere.
- * stopped_only: just those in a job-control stop (state T). */
-static size_t descendants(pid_t root, int stopped_only, pid_t **out)
-{
-    struct proc { pid_t pid, ppid; char stopped, in; } *all = NULL;
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    pid_t *mine;
-    size_t n = 0, cap = 0, k = 0, i;
-    int grew;
-
-    *out = NULL;
-    if (d == NULL)
-        return 0;
-    while ((e = readdir(d)) != NULL) {
-        char path[64], buf[512], *close_paren, state;
-        long p, pp;
-        ssize_t got;
-        int fd;
-
-        if ((p = strtol(e->d_name, NULL, 10)) <= 0)
-            continue;
-        snprintf(path, sizeof(path), "/proc/%ld/stat", p);
-        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-            continue;
-        got = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (got <= 0)
-            continue;
-        buf[got] = '\0';
-        /* "pid (comm) S ppid": comm may hold spaces and parentheses. */
-        if ((close_paren = strrchr(buf, ')')) == NULL ||
-            sscanf(close_paren + 1, " %c %ld", &state, &pp) != 2)
-            continue;
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 256;
-            struct proc *grown = realloc(all, ncap * sizeof(*grown));
-
-            if (grown == NULL)
-                break;
-            all = grown;
-            cap = ncap;
-        }
-        all[n].pid = (pid_t)p;
-        all[n].ppid = (pid_t)pp;
-        all[n].stopped = state == 'T';
-        all[n++].in = 0;
-    }
-    closedir(d);
-    mine = n ? calloc(n, sizeof(*mine)) : NULL;
-    if (mine) {
-        /* Mark children of marked processes until a pass adds nothing
-         * (the tree is shallow: a few passes). */
-        do {
-            grew = 0;
-            for (i = 0; i < n; i++) {
-                size_t j;
-
-                if (all[i].in)
-                    continue;
-                if (all[i].ppid == root)
-                    all[i].in = 1;
-                for (j = 0; !all[i].in && j < n; j++)
-                    if (all[j].in && all[j].pid == all[i].ppid)
-                        all[i].in = 1;
-                grew |= all[i].in;
-            }
-        } while (grew);
-        for (i = 0; i < n; i++)
-            if (all[i].in && (!stopped_only || all[i].stopped))
-                mine[k++] = all[i].pid;
-    }
-    free(all);
-    *out = mine;
-    return k;
-}
-
-static void signal_descendants(int sig, int stopped_only)
-{
-    pid_t *p;
-    size_t n = descendants(getpid(), stopped_only, &p), i;
-
-    for (i = 0; i < n; i++)
-        kill(p[i], sig);
-    free(p);
-}
-
-static void tree_signal(const tree *t, int sig)
-{
-    (void)t;
-    signal_descendants(sig, 0);
-}
-
-/* 1 once cgroup.events says the whole cgroup is frozen. */
-static int cgroup_frozen(const tree *t)
-{
-    char path[600], buf[256];
-    ssize_t got;
-    int fd;
-
-    snprintf(path, sizeof(path), "%s/cgroup.events", t->cgroup);
-    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-        return 1;
-    got = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (got <= 0)
-        return 1;
-    buf[got] = '\0';
-    return strstr(buf, "frozen 1") != NULL;
-}
 
 /* Freeze or thaw the tree; a freeze is awaited no later than by
  * (the right's kill point: the deadline is never put off for it). */
@@ -250,8 +54,8 @@ static void tree_freeze(tree *t, int on, long long by)
     if (t->frozen == on)
         return;
     t->frozen = on;
-    if (t->cgroup[0] && write_file(t->cgroup, "cgroup.freeze",
-                                   on ? "1" : "0") == 0) {
+    if (t->cgroup[0] &&
+        cli_cgroup_write(t->cgroup, "cgroup.freeze", on ? "1" : "0") == 0) {
         /* The kernel freezes asynchronously: the runner is told "frozen"
          * only once nothing of the tree runs (bounded: a process in an
          * uninterruptible sleep freezes when it wakes). */
@@ -260,14 +64,14 @@ static void tree_freeze(tree *t, int on, long long by)
         if (until > by)
             until = by;
 
-        while (on && !cgroup_frozen(t) && cli_now_ms() < until) {
+        while (on && !cli_cgroup_frozen(t->cgroup) && cli_now_ms() < until) {
             struct timespec ts = { 0, 5 * 1000000L };
 
             nanosleep(&ts, NULL);
         }
         return;
     }
-    tree_signal(t, on ? SIGSTOP : SIGCONT);
+    cli_ptree_signal(on ? SIGSTOP : SIGCONT, 0);
 }
 
 static void tree_kill(tree *t)
@@ -276,8 +80,8 @@ static void tree_kill(tree *t)
      * and costs nothing when the cgroup already did it. A frozen tree
      * dies too: SIGKILL needs no thaw. */
     if (t->cgroup[0])
-        write_file(t->cgroup, "cgroup.kill", "1");
-    tree_signal(t, SIGKILL);
+        cli_cgroup_write(t->cgroup, "cgroup.kill", "1");
+    cli_ptree_signal(SIGKILL, 0);
 }
 
 /* Ask the tree to end with sig. What we froze thaws first; a process
@@ -288,8 +92,8 @@ static void tree_kill(tree *t)
 static void tree_ask_to_end(tree *t, int sig, long long kill_at)
 {
     tree_freeze(t, 0, kill_at);
-    tree_signal(t, sig);
-    signal_descendants(SIGCONT, 1);
+    cli_ptree_signal(sig, 0);
+    cli_ptree_signal(SIGCONT, 1);
 }
 
 /* Reap; 1 when we have no child left (the whole tree is gone). */
