@@ -6,14 +6,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "clock.h"
+#include "proctree.h"
 #include "supervise.h"
 
 #define DEFAULT_KILL_AFTER_MS 10000LL
+/* How long the runner waits for an orphaned tree to die (a process in an
+ * uninterruptible sleep dies when it wakes). */
+#define ORPHANS_GONE_MS 5000LL
 /* How often a stall is looked for while nothing else wakes us. */
 #define STALL_CHECK_MS 250LL
 
@@ -148,6 +153,10 @@ int cli_sup_start(cli_sup *s, const cli_sup_opts *o, rb_error *err)
     w.news_peer = news[0];
     wo.fn = cli_watchdog_main;
     wo.arg = &w;
+    /* Should the watchdog die first, the command's orphans (those that
+     * left its group: setsid, daemons) come to us, not to init, so that
+     * we can still end them. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
     if (cli_proc_start(&s->watchdog, &wo) != 0) {
         int e = errno;
 
@@ -182,7 +191,9 @@ int cli_sup_start(cli_sup *s, const cli_sup_opts *o, rb_error *err)
         return cli_error(err, "cannot start the command: %s", strerror(e));
     }
     s->cmd_pid = (pid_t)m.a;
-    s->cgroup = (int)m.b;
+    if (m.b == 0 ||
+        cli_cgroup_path_of(s->watchdog.pid, s->cgroup, sizeof(s->cgroup)) != 0)
+        s->cgroup[0] = '\0';
     fcntl(s->news, F_SETFL, O_NONBLOCK);
     cli_jobctl_install();
     return RB_OK;
@@ -190,7 +201,7 @@ int cli_sup_start(cli_sup *s, const cli_sup_opts *o, rb_error *err)
 
 const char *cli_sup_how(const cli_sup *s)
 {
-    return s->cgroup ? "cgroup" : "subreaper";
+    return s->cgroup[0] ? "cgroup" : "subreaper";
 }
 
 void cli_sup_held(cli_sup *s, long long until_ms)
@@ -348,6 +359,34 @@ int cli_sup_wait(cli_sup *s, long long timeout_ms)
     }
 }
 
+/* The watchdog died first (its leader with it): end the rest of the tree
+ * ourselves, as it would have. Its cgroup takes the whole tree; the group
+ * and what came to us as a subreaper take it without one. Bounded, as the
+ * watchdog's own end is. */
+static void end_orphans(cli_sup *s)
+{
+    long long until = cli_now_ms() + ORPHANS_GONE_MS;
+
+    for (;;) {
+        pid_t *left;
+        size_t n;
+
+        if (s->cgroup[0])
+            cli_cgroup_write(s->cgroup, "cgroup.kill", "1");
+        kill(-s->cmd_pid, SIGKILL);
+        cli_ptree_signal(SIGKILL, 0);
+        cli_reap();
+        n = cli_ptree_below(getpid(), 0, &left);
+        free(left);
+        if (n == 0 &&
+            (!s->cgroup[0] || rmdir(s->cgroup) == 0 || errno == ENOENT))
+            return;
+        if (cli_now_ms() >= until)
+            return;
+        poll(NULL, 0, 10);
+    }
+}
+
 int cli_sup_stop(cli_sup *s, int sig)
 {
     long long until, cap;
@@ -383,8 +422,7 @@ int cli_sup_stop(cli_sup *s, int sig)
         order(s, 'Q', sig, left > 0 ? left : 0);
     }
     if (s->lost && s->cmd_pid > 0) {
-        /* The watchdog died first: end the command's group ourselves. */
-        kill(-s->cmd_pid, SIGKILL);
+        end_orphans(s);
         if (!s->ended) {
             s->ended = 1;
             s->status = 128 + SIGKILL;

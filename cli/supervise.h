@@ -17,7 +17,9 @@
  * runner dies (its pipe closes). It is the command's parent and a
  * subreaper, so descendants that leave the process group (setsid, double
  * fork) stay in its tree and are ended too; with a cgroup they are ended
- * by cgroup.kill. RBARRIER_SUPERVISE=subreaper forces the fallback. */
+ * by cgroup.kill. RBARRIER_SUPERVISE=subreaper forces the fallback. The
+ * runner is a subreaper too: should the watchdog alone die, the tree's
+ * orphans come to it, and it ends them (and the cgroup) itself. */
 
 #include <sys/types.h>
 
@@ -61,7 +63,7 @@ typedef struct cli_sup {
     pid_t cmd_pid;
     int started, ended, lost, expired, frozen;
     int status;               /* the command's, once ended */
-    int cgroup;               /* 1: the tree is a cgroup of its own */
+    char cgroup[520];         /* the tree's own cgroup v2; "": none */
     long long lease_ms, kill_after_ms, held_until_ms;
     long long stall_after_ms, progress_ms;
     long long kill_at_ms;     /* after cli_sup_signal: SIGKILL then; 0 */

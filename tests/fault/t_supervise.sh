@@ -204,5 +204,26 @@ EOS
     rb wait --name "$name" --n 1 --once "${daemon//DAEMON/$name.once}"
     expect_eq "$mode: wait --once: the same, exit 0" 0 $?
     check "$mode: ... the daemon did not outlive the runner" gone "$(pid_in "$T/$name.once")"
+
+    # ---- the watchdog alone kill -9'd: the runner ends the tree itself ----
+    # (its daemon too, which left the command's group: it comes to the
+    # runner, a subreaper too, or is in the command's cgroup).
+    for cmd in lock run; do
+        name=$(fresh wd$cmd$mode)
+        if [ $cmd = lock ]; then set -- lock --name "$name"
+        else set -- run --name "$name" --n 1; fi
+        spawn "$name" $RBARRIER "$@" -- sh -c "${daemon//DAEMON/$name.d}; exec sleep 60"
+        wait_until 20 test -s "$T/$name.d" || not_ok "$mode wd: the daemon starts"
+        wd=$(pgrep -P "$(pid_of "$name")")
+        kill -9 "$wd"
+        await "$name" 20
+        check "$mode: $cmd's watchdog alone kill -9'd: the runner ends, not 0 ($(code_of "$name"))" \
+            test "$(code_of "$name")" != running -a "$(code_of "$name")" != 0
+        check "$mode: ... and the command's daemon is gone" gone "$(pid_in "$T/$name.d")"
+        if [ $mode = cgroup ]; then
+            check "$mode: ... and the command's cgroup" \
+                test -z "$(find /sys/fs/cgroup -maxdepth 8 -type d -name "rbarrier-$wd" 2>/dev/null)"
+        fi
+    done
 done
 unset RBARRIER_SUPERVISE
