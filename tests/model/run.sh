@@ -53,30 +53,14 @@ heartbeat-raises-earliest      barrier safety -DMUT_HB_RAISES_DL -DN=3 -DCRASHES
 heartbeat-leaves-earliest      barrier safety -DMUT_HB_NO_LOWER_DL -DN=3 -DCRASHES=1 -DLOSSES=0 -DSIGNALS=0 -DEARLY_CRASH
 record-pruned-at-round-end     barrier safety -DMUT_RECORD_PRUNED -DN=2 -DCRASHES=0 -DLOSSES=1 -DSIGNALS=0
 '
-if [ -f "$here/job.pml" ]; then
+# Each other model brings its own configurations and mutants.
+for model in job param supervise lock expect; do
+	[ -f "$here/$model.pml" ] || continue
 	configs="$configs
-$(cat "$here/job.configs")"
+$(cat "$here/$model.configs")"
 	mutant_list="$mutant_list
-$(cat "$here/job.mutants")"
-fi
-if [ -f "$here/param.pml" ]; then
-	configs="$configs
-$(cat "$here/param.configs")"
-	mutant_list="$mutant_list
-$(cat "$here/param.mutants")"
-fi
-if [ -f "$here/supervise.pml" ]; then
-	configs="$configs
-$(cat "$here/supervise.configs")"
-	mutant_list="$mutant_list
-$(cat "$here/supervise.mutants")"
-fi
-if [ -f "$here/lock.pml" ]; then
-	configs="$configs
-$(cat "$here/lock.configs")"
-	mutant_list="$mutant_list
-$(cat "$here/lock.mutants")"
-fi
+$(cat "$here/$model.mutants")"
+done
 
 # run NAME MODEL MODE SWITCHES...: prints pan's summary in $dir/pan.out;
 # returns 0 when pan found no error and searched the whole space.
