@@ -15,8 +15,8 @@
 #                            min(N-1, 1000) arrivals before it is full)
 #   scale_beat_us_nN         a heartbeat in that round (1,000 of them)
 #   scale_beat_list_us_nN    ... asking for the members (--expect progress)
-#   scale_xarrive_us_nN      an arrival with --expect (its SHA1; the list was
-#                            stored by the round's first arrival)
+#   scale_xarrive_us_nN      an arrival with --expect (its digest; the list
+#                            was stored before, in parts)
 #   scale_complete_us_nN     the arrival that completes the round
 #   scale_break_us_nN        a timeout's break (abandon) of a round of N-1
 #   scale_break_bytes_nN     the outcome every party then reads, in bytes
@@ -28,6 +28,9 @@
 #                            member (MEMORY USAGE of the in key / N) and
 #                            its arrival record (a key of its own)
 #   scale_xmem_bytes_nN      ... and of the --expect set, per id
+#   scale_xstore_max_us_nN   the longest call that stores the --expect list
+#                            (a part of 1,024 ids: no call holds Redis long),
+#                            from the slow log; scale_xstore_parts_nN calls
 # and scale_<path>_ratio: the figure at N=100,000 over N=16 (goal <= 1.5).
 
 sc_cli() { redis-cli -s "$sock" "$@"; }
@@ -87,6 +90,43 @@ sc_break() {
           "$SC_ABANDON" "$1" "$1" "$1" "$1"; } | sc_pipe
 }
 
+# sc_store B FILE TAG: store the --expect list of FILE's ids (one a line)
+# for barrier B in parts, cut as the library cuts them (after 1,024 ids, or
+# before an id that would take a part past 64 KiB); print its digest, and
+# record the longest call (the slow log's) and the number of calls as
+# scale_xstore_max_us_TAG and scale_xstore_parts_TAG.
+sc_store() {
+    local b=$1 ids=$2 tag=$3 sums digest k
+    rm -f "$tmp"/scale.part.*
+    awk -v out="$tmp/scale.part." '
+        { if (ids == 1024 || (ids && bytes + 1 + length($0) > 65536)) { k++; ids = 0; bytes = 0 }
+          f = sprintf("%s%04d", out, k)
+          if (f != last && last != "") close(last)
+          last = f
+          printf "%s%s", (ids ? "," : ""), $0 > f
+          bytes += (ids ? 1 : 0) + length($0); ids++ }' "$ids"
+    sums=$(for k in "$tmp"/scale.part.*; do sha1sum <"$k" | cut -c1-40; done | tr -d '\n')
+    digest=$(printf '%s' "$sums" | sha1sum | cut -d' ' -f1)
+    k=$((${#sums} / 40))
+    sc_cli CONFIG SET slowlog-max-len 100000 >/dev/null
+    sc_cli SLOWLOG RESET >/dev/null
+    for r in $(seq "$k"); do
+        printf 'EVALSHA\t%s\t1\t%s\t%s\t%d\t%s\t%s\t600\t600000\n' "$SC_STORE" "$b" \
+            "$digest" "$r" "$sums" "$(cat "$tmp/scale.part.$(printf %04d $((r - 1)))")"
+    done | sc_pipe || return 1
+    [ "$(sc_cli SCARD "$b:x:$digest")" = "$(wc -l <"$ids")" ] ||
+        { echo "bench: scale: the --expect list of $tag was not stored" >&2; return 1; }
+    # Scripts' own commands are logged too: an EVALSHA line, then its sha.
+    sc_cli SLOWLOG GET 100000 | awk -v s="$SC_STORE" -v t="$tag" -v parts="$k" '
+        $0 == "EVALSHA" { d = prev; getline; if ($0 == s && d > m) m = d }
+        { prev = $0 }
+        END { printf "scale_xstore_max_us_%s %d\nscale_xstore_parts_%s %d\n", t, m, t, parts }' >>"$raw"
+    sc_cli SLOWLOG RESET >/dev/null
+    sc_cli CONFIG SET slowlog-max-len 128 >/dev/null
+    rm -f "$tmp"/scale.part.*
+    echo "$digest"
+}
+
 # sc_run N: every figure at N, into $raw
 sc_run() {
     local n=$1 b x list digest k from us out r usec=
@@ -117,12 +157,12 @@ sc_run() {
         usec="$usec $(sc_took "r$r$(printf 'p%06d' "$n")")"
     done
     echo "$usec" | awk -v n="$n" '{ printf "scale_complete_us_n%d %.2f\n", n, ($2 + $3 + $4) / 3 }' >>"$raw"
-    # --expect: the list is stored by the first arrival, then the rest
-    # send its SHA1.
-    list=$(seq -f 'p%06g' 1 "$n" | paste -sd,)
-    digest=$(printf '%s' "$list" | sha1sum | cut -d' ' -f1)
-    printf 'EVALSHA\t%s\t2\t%s\t%s:nonce\tp%06d\txfirst\t%s\t600000\t600\t300\t0\t\t%s\t\t%s\n' \
-        "$SC_ARRIVE" "$x" "$x" "$n" "$n" "$digest" "$list" | sc_pipe || return 1
+    # --expect: the list is stored once, in parts (expect-store), then
+    # every arrival sends its digest (the SHA1 of the parts' SHA1s).
+    seq -f 'p%06g' 1 "$n" >"$tmp/scale.ids"
+    digest=$(sc_store "$x" "$tmp/scale.ids" "n$n") || return 1
+    printf 'EVALSHA\t%s\t2\t%s\t%s:nonce\tp%06d\txfirst\t%s\t600000\t600\t300\t0\t\t%s\t\n' \
+        "$SC_ARRIVE" "$x" "$x" "$n" "$n" "$digest" | sc_pipe || return 1
     if [ "$from" -gt 1 ]; then sc_arrivals "$x" "$n" 1 $((from - 1)) a "$digest" | sc_pipe || return 1; fi
     us=$(sc_cost eval 'sc_arrivals "$x" "$n" "$from" $((n - 2)) a "$digest" | sc_pipe') || return 1
     echo "scale_xarrive_us_n$n $us" >>"$raw"
@@ -143,12 +183,18 @@ scale_rows() {
     SC_ARRIVE=$(sh "$here/../tools/embed-lua.sh" --expand "$here/../lua/arrive-2.lua" | sc_cli -x SCRIPT LOAD)
     SC_BEAT=$(sh "$here/../tools/embed-lua.sh" --expand "$here/../lua/heartbeat-4.lua" | sc_cli -x SCRIPT LOAD)
     SC_ABANDON=$(sh "$here/../tools/embed-lua.sh" --expand "$here/../lua/abandon-3.lua" | sc_cli -x SCRIPT LOAD)
+    SC_STORE=$(sh "$here/../tools/embed-lua.sh" --expand "$here/../lua/expect-store-1.lua" | sc_cli -x SCRIPT LOAD)
     sc_cli CONFIG SET slowlog-log-slower-than 0 >/dev/null
     sc_cli CONFIG SET slowlog-max-len 128 >/dev/null
     for n in $sizes; do
         say "scale: N = $n (scripts called directly, pipelined)"
         sc_run "$n" || { echo "bench: scale: N = $n failed" >&2; exit 1; }
     done
+    # The longest ids (200 bytes) make the biggest parts (64 KiB).
+    seq -f "%0200g" 1 2000 >"$tmp/scale.ids"
+    sc_store "rb:b:{scale-long}" "$tmp/scale.ids" long >/dev/null ||
+        { echo "bench: scale: storing the list of long ids failed" >&2; exit 1; }
+    sc_cli FLUSHDB >/dev/null
     sc_cli CONFIG SET slowlog-log-slower-than 10000 >/dev/null
     small=${sizes%% *} big=${sizes##* }
     printf '\nScale (issue #34): Redis µs per call (INFO commandstats), bytes, by N; ratio N=%s / N=%s (goal <= 1.5)\n' "$big" "$small"
@@ -167,4 +213,12 @@ scale_rows() {
         echo "scale_${key}_ratio $r" >>"$raw"
         printf '%10s\n' "$r"
     done
+    # Storing a list is O(N) by nature: what is bounded is each call.
+    printf '%-22s' "xstore_max_us"
+    for n in $sizes; do printf '%12s' "$(sed -n "s/^scale_xstore_max_us_n$n //p" "$raw" | tail -1)"; done
+    printf '%10s\n' "-"
+    printf '(the longest call that stores an --expect list: %s calls at N=%s; ids of 200 bytes: %s µs, %s calls for 2,000; goal < 5000 µs)\n' \
+        "$(sed -n "s/^scale_xstore_parts_n$big //p" "$raw" | tail -1)" "$big" \
+        "$(sed -n "s/^scale_xstore_max_us_long //p" "$raw" | tail -1)" \
+        "$(sed -n "s/^scale_xstore_parts_long //p" "$raw" | tail -1)"
 }

@@ -16,7 +16,7 @@
     "+expire +hdel +hget +hmget +hset +incrby +incrbyfloat +lindex "        \
     "+lrange +rpush +set +time +type +del +zadd +zcard +zrange "            \
     "+zrangebyscore +zscore +zrem +xadd +xrevrange +hincrby +hgetall +ttl " \
-    "+exists +sadd +sismember +srandmember +zmscore"
+    "+exists +sadd +sismember +srandmember +zmscore +rename"
 
 /* When kind (rb_reply__classify of reply) is an ACL refusal, fill err
  * with one line naming what to grant: the command (+cmd), or the key

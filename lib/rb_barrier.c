@@ -158,7 +158,7 @@ static int arrive(rb_waiter *w, rb_arrive_reply *a, rb_error *err)
     char nonce[33], n_text[24];
     const char *reason = NULL;
     const char *keys[4] = { w->base, w->nonce_key, w->job_out, w->job_bar };
-    const char *args[11];
+    const char *args[10];
     rb_call call = call_arrive(w);
     redisReply *r = NULL;
     int rc;

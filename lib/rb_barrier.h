@@ -29,7 +29,7 @@ typedef struct rb_waiter {
     char lease_text[24];
     char linger[24];
     char ttl[24];
-    char expect_sha[41];      /* the SHA1 of o->expect, "" none */
+    char expect_sha[41];      /* the digest of o->expect, "" none */
     long long gen_n;
     long n;
     long count;               /* parties in the round at arrival */
@@ -66,9 +66,13 @@ long long rb_barrier__next_slice(long long slice_ms, long long left_ms,
 /* How long ended rounds linger, in seconds, for a ttl in seconds. */
 long long rb_barrier__linger_s(long long ttl_s);
 
-/* The arrive script's call (args: its 10 ARGV, room for an 11th): with
- * --expect, the list's digest goes as ARGV[9] (filled here), and the list
- * itself only when the server answers that it does not hold it. */
+/* The digest of an --expect list that the rounds' terms hold: the SHA1 of
+ * its parts' SHA1s (lua/includes/expect.lua). */
+void rb_barrier__expect_digest(const char *list, char hex[41]);
+
+/* The arrive script's call (args: its 10 ARGV): with --expect, the list's
+ * digest goes as ARGV[9] (filled here), and the list itself is stored,
+ * in parts, only when the server answers that it does not hold it. */
 int rb_barrier__arrive_call(rb_waiter *w, const char **keys, int nkeys,
                             const char **args, rb_call *call,
                             redisReply **r, rb_error *err);

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "rb_barrier.h"
-#include "rb_sha1.h"
 
 long long rb_barrier__lease_ms(long long lease_ms)
 {
@@ -78,7 +77,7 @@ int rb_barrier__refused(const char *name, const rb_arrive_reply *a,
 
         mine = o->expect ? o->expect : "";
         if (mine[0])
-            rb_sha1_hex(mine, strlen(mine), sha);
+            rb_barrier__expect_digest(mine, sha);
         if (strcmp(a->open_text, sha) == 0)
             return rb_error__set(err, RB_EINVAL,
                                  "%s: id '%s' is not on the open round's "

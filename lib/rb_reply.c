@@ -61,6 +61,22 @@ int rb_reply__int(const redisReply *r, long long lo, long long hi,
     return RB_OK;
 }
 
+int rb_reply__expect_store(const redisReply *r, long parts, long *next_part)
+{
+    long long j;
+
+    *next_part = 0;
+    if (!array_at_least(r, 1))
+        return RB_EPROTO;
+    if (text_is(r->element[0], "stored"))
+        return r->elements == 1 ? RB_OK : RB_EPROTO;
+    if (!text_is(r->element[0], "part") || r->elements != 2 ||
+        rb_reply__int(r->element[1], 1, parts, &j) != RB_OK)
+        return RB_EPROTO;
+    *next_part = (long)j;
+    return RB_OK;
+}
+
 #define GEN_MAX 1000000000000000LL   /* 1e15: the scripts' own bound */
 
 int rb_reply__arrive(const redisReply *r, rb_arrive_reply *out)

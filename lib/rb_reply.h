@@ -44,6 +44,10 @@ typedef struct rb_arrive_reply {
 
 int rb_reply__arrive(const redisReply *r, rb_arrive_reply *out);
 
+/* expect-store: {'stored'} (*next_part = 0: the list is whole) or
+ * {'part', j} (*next_part = j, 1..parts: the first part still missing). */
+int rb_reply__expect_store(const redisReply *r, long parts, long *next_part);
+
 typedef enum rb_round_kind {
     RB_ROUND_OUT = 0,     /* the round has an outcome (text) */
     RB_ROUND_WAIT,        /* still open: count, n, members */

@@ -32,11 +32,9 @@
 --          it to run (claim, then release, pass it after); '0' otherwise
 -- ARGV[8]  this party's --value (1..200 bytes, no control characters),
 --          appended to the round's value list; '' for none
--- ARGV[9]  the SHA1 (40 lowercase hex digits) of the expected ids,
---          comma-separated (--expect); '' for none. See includes/expect.lua
+-- ARGV[9]  the digest (40 lowercase hex digits) of the expected ids
+--          (--expect); '' for none. See includes/expect.lua
 -- ARGV[10] the --reduce op (1..20 bytes: a word); '' for none
--- ARGV[11] optional, with ARGV[9]: the expected ids themselves, sent after
---          a 'needlist' answer
 --
 -- Returns one of
 --   {'wait', gen, count, n, index, dup}  arrived; block on the out list
@@ -53,8 +51,9 @@
 --                                        '' none), or this id is not on
 --                                        it; nothing was written
 --   {'needlist'}                         the list of ARGV[9]'s digest is
---                                        not stored: call again with it as
---                                        ARGV[11]; nothing was written
+--                                        not stored: store it (expect-store)
+--                                        and call again; nothing was
+--                                        written
 --   {'jobbroken', outcome}               the job (KEYS[3]) is broken; nothing
 --                                        was written
 --   {'badreduce', open_reduce}           the open round was fixed with
@@ -123,8 +122,7 @@ if type(reduce) ~= 'string' or #reduce > 20 or
    string.find(reduce, '[^%w]') then
   bad_arg(10, 'reduce')
 end
-local list = list_arg(11, expect)
-if #ARGV > 11 then bad_arg(12, 'none expected') end
+if #ARGV > 10 then bad_arg(11, 'none expected') end
 if jobout then
   want_type(jobout, 'list')
   want_type(jobbar, 'zset')
@@ -212,14 +210,9 @@ end
 if open_n and (state[4] or '') ~= reduce then
   return {'badreduce', state[4] or ''}
 end
--- This id must be on the list: one lookup in the stored set, or, when the
--- list comes with this call, a search of it (once per list).
+-- This id must be on the list: one lookup in the stored set.
 local xkey = expect ~= '' and expect_key(base, expect) or nil
-if list then
-  if not string.find(',' .. list .. ',', ',' .. id .. ',', 1, true) then
-    return {'badexpect', expect}
-  end
-elseif xkey and typed(xkey, 'set', 'SISMEMBER', xkey, id) == 0 then
+if xkey and typed(xkey, 'set', 'SISMEMBER', xkey, id) == 0 then
   if redis.call('EXISTS', xkey) == 0 then return {'needlist'} end
   return {'badexpect', expect}
 end
@@ -230,7 +223,6 @@ local valkey, runkey = round_key(base, gen, 'val'), round_key(base, gen, 'run')
 -- before the first of them (SET would overwrite one).
 if value then want_type(valkey, 'list') end
 if once and counted + 1 >= n then want_type(runkey, 'string') end
-if list then store_expect(xkey, list, keep) end
 local dup = typed(inkey, 'zset', 'ZADD', inkey, deadline, id) == 0
 local count, index
 -- The in key must agree with c wherever it is read: members c does not

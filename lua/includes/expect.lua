@@ -1,17 +1,27 @@
 -- The --expect list of a barrier's rounds, kept once (needs types.lua).
 --
--- Parties send the SHA1 of their list (ARGV of arrive) rather than the list:
--- a list of 100,000 ids is megabytes, which every party would resend and
--- every arrival search. The round's terms hold the digest, so agreeing on
--- it is one compare; the ids live in a set named by the digest, stored by
--- the first arrival that finds it missing (it answers 'needlist', and the
--- party sends the list once). Rounds with the same list share the set.
+-- Parties send the digest of their list (ARGV of arrive) rather than the
+-- list: a list of 100,000 ids is megabytes, which every party would resend
+-- and every arrival search. The round's terms hold the digest, so agreeing
+-- on it is one compare; the ids live in a set named by the digest, stored
+-- when an arrival finds it missing (it answers 'needlist', and the party
+-- stores the list with expect-store, in parts). Rounds with the same list
+-- share the set.
 --
--- rb:b:{NAME}:x:<sha1 hex of the comma-separated list>, a set of the ids.
+-- The list goes in parts, so that no call holds the server for long: the
+-- comma-separated ids in order, a part ending after its EXPECT_PART_IDS-th
+-- id or before an id that would take its text past EXPECT_PART_BYTES. The
+-- digest is the SHA1 of the parts' SHA1s (40 hex digits each, one after
+-- the other), so each part is checked on its own.
+--
+-- rb:b:{NAME}:x:<digest>, a set of the ids; :x:<digest>:n, the set while
+-- its parts come; :x:<digest>:p, a hash of the parts stored (index → 1).
 
--- The most bytes a list may have: 100,000 ids of up to 200 bytes, and
--- their commas.
-local EXPECT_BYTES_MAX = 100000 * 201
+local EXPECT_PART_IDS = 1024
+local EXPECT_PART_BYTES = 65536
+-- 100,000 ids (RB_N_MAX) of up to 200 bytes: at most 97 parts end by their
+-- count, 307 by their size (each over 65,336 bytes), and the last.
+local EXPECT_PARTS_MAX = 405
 
 local function expect_key(base, digest)
   return base .. ':x:' .. digest
@@ -27,31 +37,3 @@ local function digest_arg(i)
   return s
 end
 
--- ARGV[i], when given, as the list whose digest is digest.
-local function list_arg(i, digest)
-  local s = ARGV[i]
-  if s == nil then return nil end
-  if digest == '' or #s == 0 or #s > EXPECT_BYTES_MAX or
-     string.find(s, '[%z\1-\32\127{}]') or redis.sha1hex(s) ~= digest then
-    bad_arg(i, 'expected ids')
-  end
-  return s
-end
-
--- Store list in key (a set) unless it is there, and let it live keep
--- seconds. SADD by the thousand: Lua's unpack has a stack limit.
-local function store_expect(key, list, keep)
-  want_type(key, 'set')
-  if redis.call('EXISTS', key) == 0 then
-    local batch = {}
-    for e in string.gmatch(list, '[^,]+') do
-      batch[#batch + 1] = e
-      if #batch == 1000 then
-        redis.call('SADD', key, unpack(batch))
-        batch = {}
-      end
-    end
-    if #batch > 0 then redis.call('SADD', key, unpack(batch)) end
-  end
-  redis.call('EXPIRE', key, keep)
-end

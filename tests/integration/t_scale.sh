@@ -1,6 +1,7 @@
 # No call costs Redis more as a round grows: a break's outcome, which every
 # waiter reads, names counts and the first few ids, not every member; an
-# --expect list of 20,000 ids reaches Redis once, not with every arrival.
+# --expect list of 20,000 ids reaches Redis once, in parts, not with every
+# arrival.
 # The round's many parties are script calls sent pipelined, as the library
 # sends them (one host cannot hold thousands of blocking parties), with
 # real rbarrier parties among them. On a private server.
@@ -69,23 +70,41 @@ expect_match "the job's reason counts everyone and names the first few" \
     "\(1999/2000 entered: ([^, ]+,){7}[^, ]+ and 1991 more\)$" "$r"
 check "... in a bounded size (${#r} bytes)" [ "${#r}" -lt 300 ]
 
-# 3. --expect with 20,000 ids: more than one argument holds (@FILE), sent
-#    to Redis once (parties send its SHA1), and a round of them passes.
+# 3. --expect with 20,000 ids: more than one argument holds (@FILE), stored
+#    in Redis once, in parts of 1,024 ids (expect-store: no call holds the
+#    server for long), and a round of them passes; parties send the list's
+#    digest, the SHA1 of its parts' SHA1s.
 E=20000
 ids=$RB_TEST_TMP/ids.txt
 seq -f 'party-%05g' 1 $E >"$ids"
 list=$(paste -sd, "$ids")
-sha=$(printf '%s' "$list" | sha1sum | cut -d' ' -f1)
 check "the list is longer than one argument may be (${#list} bytes)" [ "${#list}" -gt 131072 ]
+split -l 1024 -d -a 3 "$ids" "$RB_TEST_TMP/part."
+# part_of K: the K-th part (from 1), comma-separated
+part_of() { paste -sd, "$RB_TEST_TMP/part.$(printf %03d $(($1 - 1)))"; }
+sums=$(for k in $(seq 20); do part_of "$k" | tr -d '\n' | sha1sum | cut -c1-40; done | tr -d '\n')
+sha=$(printf '%s' "$sums" | sha1sum | cut -d' ' -f1)
+expect_eq "... in twenty parts" 800 "${#sums}"
+STORE=$(sha_of expect-store-1.lua)
 name=$(fresh expect); b=$(bkey "$name")
 # xarrive ID: an arrival with the list's digest alone
 xarrive() { pcli EVALSHA "$ARRIVE" 2 "$b" "$b:nonce" "$1" "n$1" $E 600000 600 300 0 '' "$sha" ''; }
+# store K [SUMS [PART]]: expect-store of part K
+store() { pcli EVALSHA "$STORE" 1 "$b" "$sha" "$1" "${2:-$sums}" "${3:-$(part_of "$1")}" 600 600000 2>&1 | paste -sd' '; }
 expect_eq "an arrival with the digest of a list Redis does not hold is asked for it" needlist "$(xarrive party-00003)"
 expect_eq "... having written nothing" 0 "$(pcli EXISTS "$b")"
-printf 'EVALSHA\t%s\t2\t%s\t%s:nonce\tparty-00003\tnparty-00003\t%s\t600000\t600\t300\t0\t\t%s\t\t%s\n' \
-    "$ARRIVE" "$b" "$b" $E "$sha" "$list" | pipe_calls >"$RB_TEST_TMP/scale.list" 2>&1
-expect_match "the same arrival with the list counts" "errors: 0, replies: 1" "$(cat "$RB_TEST_TMP/scale.list")"
-expect_eq "... and stores it once" $E "$(pcli SCARD "$b:x:$sha")"
+expect_eq "the first part is stored; the server asks for the second" "part 2" "$(store 1)"
+expect_eq "an arrival does not see a list in part" needlist "$(xarrive party-00003)"
+expect_eq "the same part again: still the second asked for" "part 2" "$(store 1)"
+expect_eq "... stored once" 1024 "$(pcli SCARD "$b:x:$sha:n")"
+expect_match "a part that is not its SHA1's is refused" "bad argument 4" "$(store 2 "$sums" "$(part_of 3)")"
+expect_match "... parts' SHA1s that are not the digest's" "bad argument 3" "$(store 2 "${sums%?}0")"
+expect_match "... a part past the last" "bad argument 2" "$(store 21 "$sums" "$(part_of 20)")"
+expect_eq "... having written nothing" "1024 1" "$(pcli SCARD "$b:x:$sha:n") $(pcli HLEN "$b:x:$sha:p")"
+rb wait --url "$u" --name "$name" --expect @"$ids" --id party-00003 --timeout 60 2>"$RB_TEST_TMP/scale.x3" & x3pid=$!
+check "an rbarrier party stores the other parts and arrives" wait_until 30 members_are "$b:1:in" 1
+expect_eq "... the whole list is stored once" $E "$(pcli SCARD "$b:x:$sha")"
+expect_eq "... and nothing of its making is left" 0 "$(pcli EXISTS "$b:x:$sha:n" "$b:x:$sha:p")"
 expect_match "an id not on it is refused" "^badexpect" "$(xarrive intruder | head -1)"
 tail -n +4 "$ids" | awk -v sha="$ARRIVE" -v b="$b" -v n=$E -v d="$sha" -v t="$t" '
     { print "EVALSHA" t sha t 2 t b t b ":nonce" t $1 t "n" $1 t n t 600000 t 600 t 300 t 0 t "" t d t "" }' |
@@ -99,7 +118,8 @@ rb wait --url "$u" --name "$name" --expect @"$ids" --id party-00002 --timeout 60
 expect_eq "the last one completes the round (exit 0)" 0 $?
 in1=$(pcli INFO stats | tr -d '\r' | sed -n 's/^total_net_input_bytes://p')
 check "... without sending the list ($((in1 - in0)) bytes in, the list is ${#list})" [ $((in1 - in0)) -lt 50000 ]
-wait "$xpid"; expect_eq "... and the waiting one passes too" 0 $?
+wait "$xpid"; c1=$?; wait "$x3pid"; c3=$?
+expect_eq "... and the waiting ones pass too" "0 0" "$c1 $c3"
 expect_eq "the round passed" ok "$(pcli LINDEX "$b:1:out" 0)"
 
 # 4. Bad --expect files exit 2 with one line, and nothing reaches Redis.

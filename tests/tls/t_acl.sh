@@ -63,6 +63,12 @@ every_subcommand() {
     await "$b.p1" 10
     expect_eq "$pass: the first party passes" 0 "$(code_of "$b.p1")"
 
+    # --expect: a list of 3,000 ids is stored in two parts (expect-store).
+    seq -f 'x%g' 3000 > "$RB_TEST_TMP/acl.ids"
+    as rbarrier wait --name "$b-x" --n 3000 --expect @"$RB_TEST_TMP/acl.ids" --id x1 --timeout 1 2>/dev/null
+    code=$? x=$(rcli --scan --pattern "rb:b:{$b-x}:x:*")
+    expect_eq "$pass: wait --expect stores its list, then times out alone (124)" "124 3000" \
+        "$code $(rcli SCARD "${x:-none}")"
     as rbarrier status --name "$b" >/dev/null
     expect_eq "$pass: status" 0 $?
     as rbarrier reset --name "$b" >/dev/null

@@ -181,6 +181,9 @@ static void test_barrier_outcome(void **state)
 
 /* sha1sum of "w0,w1" */
 #define W0W1_SHA1 "664cae954e0c09823a2aadb6cb95b9102e999bbe"
+/* The digest of the --expect list w0,w1 (one part): the SHA1 of its
+ * SHA1's 40 hex digits. */
+#define W0W1_DIGEST "c55affdbd57b8d51eecbf12366696763b8f477ac"
 
 static void test_sha1_vectors(void **state)
 {
@@ -201,6 +204,43 @@ static void test_sha1_vectors(void **state)
     assert_string_equal(hex, "34aa973cd4c4daa4f61eeb2bdbad27316534016f");
     rb_sha1_hex("w0,w1", 5, hex);
     assert_string_equal(hex, W0W1_SHA1);
+}
+
+/* An --expect list's digest: parts of at most 1,024 ids and 64 KiB, each
+ * part's SHA1, then the SHA1 of those (lua/includes/expect.lua); a list of
+ * 1,025 ids has a second part of one id. */
+static void test_expect_digest(void **state)
+{
+    static char list[1025 * 6 + 1], long_list[400 * 201 + 1], sums[81];
+    char hex[41], want[41];
+    size_t at = 0, cut = 0;
+    int i;
+
+    (void)state;
+    rb_barrier__expect_digest("w0,w1", hex);
+    assert_string_equal(hex, W0W1_DIGEST);
+    for (i = 0; i < 1025; i++) {
+        if (i == 1024)
+            cut = at;   /* the comma before the 1,025th id */
+        at += (size_t)sprintf(list + at, "%sp%04d", i ? "," : "", i);
+    }
+    rb_sha1_hex(list, cut, sums);
+    rb_sha1_hex(list + cut + 1, at - cut - 1, sums + 40);
+    rb_sha1_hex(sums, 80, want);
+    rb_barrier__expect_digest(list, hex);
+    assert_string_equal(hex, want);
+    /* 400 ids of 200 bytes: a part ends before the id that would take it
+     * past 64 KiB, after 326 ids (326 * 201 - 1 = 65,525 bytes). */
+    for (i = 0, at = 0; i < 400; i++) {
+        if (i == 326)
+            cut = at;
+        at += (size_t)sprintf(long_list + at, "%s%0200d", i ? "," : "", i);
+    }
+    rb_sha1_hex(long_list, cut, sums);
+    rb_sha1_hex(long_list + cut + 1, at - cut - 1, sums + 40);
+    rb_sha1_hex(sums, 80, want);
+    rb_barrier__expect_digest(long_list, hex);
+    assert_string_equal(hex, want);
 }
 
 static void test_barrier_refused_names_both(void **state)
@@ -229,7 +269,7 @@ static void test_barrier_refused_names_both(void **state)
     assert_int_equal(rb_barrier__refused("ckpt", &a, &o, &err), RB_EINVAL);
     assert_non_null(strstr(err.msg, "--expect (none); this party said "
                                     "w0,w1"));
-    a.open_text = W0W1_SHA1;   /* same list: this id is not on it */
+    a.open_text = W0W1_DIGEST;   /* same list: this id is not on it */
     o.id = "w7";
     assert_int_equal(rb_barrier__refused("ckpt", &a, &o, &err), RB_EINVAL);
     assert_non_null(strstr(err.msg, "'w7' is not on"));
@@ -388,6 +428,7 @@ int main(void)
         cmocka_unit_test(test_barrier_reset_result_owns_removed),
         cmocka_unit_test(test_barrier_outcome),
         cmocka_unit_test(test_sha1_vectors),
+        cmocka_unit_test(test_expect_digest),
         cmocka_unit_test(test_barrier_refused_names_both),
         cmocka_unit_test(test_barrier_script_errors),
         cmocka_unit_test(test_barrier_opts_version),

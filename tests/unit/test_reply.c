@@ -58,6 +58,48 @@ static void test_arrive_good(void **state)
     freeReplyObject(r);
 }
 
+/* expect-store: the whole list, or the part to send next; nothing else,
+ * and no part outside 1..parts. */
+static void test_expect_store(void **state)
+{
+    static const struct { const char *resp; size_t len; } bad[] = {
+#define B(s) { s, sizeof(s) - 1 }
+        B("*2\r\n$6\r\nstored\r\n:1\r\n"),
+        B("*1\r\n$4\r\npart\r\n"),
+        B("*2\r\n$4\r\npart\r\n:0\r\n"),
+        B("*2\r\n$4\r\npart\r\n:4\r\n"),
+        B("*2\r\n$4\r\npart\r\n:-1\r\n"),
+        B("*2\r\n$4\r\npart\r\n$1\r\nx\r\n"),
+        B("*3\r\n$4\r\npart\r\n:2\r\n:2\r\n"),
+        B("*2\r\n$4\r\nPART\r\n:2\r\n"),
+        B("*1\r\n$8\r\nneedlist\r\n"),
+        B("*0\r\n"),
+        B(":1\r\n"),
+        B("$6\r\nstored\r\n"),
+#undef B
+    };
+    redisReply *r;
+    long next;
+    size_t i;
+
+    (void)state;
+    r = parse("*1\r\n$6\r\nstored\r\n");
+    assert_int_equal(rb_reply__expect_store(r, 3, &next), RB_OK);
+    assert_int_equal(next, 0);
+    freeReplyObject(r);
+    r = parse("*2\r\n$4\r\npart\r\n:3\r\n");
+    assert_int_equal(rb_reply__expect_store(r, 3, &next), RB_OK);
+    assert_int_equal(next, 3);
+    freeReplyObject(r);
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        r = parse_n(bad[i].resp, bad[i].len);
+        assert_non_null(r);
+        if (rb_reply__expect_store(r, 3, &next) != RB_EPROTO)
+            fail_msg("expect-store reply #%zu was accepted", i);
+        freeReplyObject(r);
+    }
+}
+
 static void test_arrive_hostile(void **state)
 {
     static const struct { const char *resp; size_t len; } bad[] = {
@@ -412,6 +454,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_arrive_good),
         cmocka_unit_test(test_arrive_hostile),
+        cmocka_unit_test(test_expect_store),
         cmocka_unit_test(test_round_good),
         cmocka_unit_test(test_round_hostile),
         cmocka_unit_test(test_outcome_and_block),

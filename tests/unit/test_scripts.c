@@ -14,11 +14,11 @@
 static void test_scripts_ids_match_names(void **state)
 {
     static const char *const names[RB_SCRIPT__COUNT] = {
-        "abandon", "arrive", "claim", "heartbeat", "job-end", "job-enter",
-        "job-keep", "job-reset", "job-status", "job-stop", "lock-acquire",
-        "lock-release",
-        "lock-renew", "lock-reset", "lock-status", "release", "reset", "set",
-        "status", "sync", "train", "withdraw",
+        "abandon", "arrive", "claim", "expect-store", "heartbeat", "job-end",
+        "job-enter", "job-keep", "job-reset", "job-status", "job-stop",
+        "lock-acquire", "lock-release", "lock-renew", "lock-reset",
+        "lock-status", "release", "reset", "set", "status", "sync", "train",
+        "withdraw",
     };
     size_t i;
 
