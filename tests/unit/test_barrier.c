@@ -206,29 +206,38 @@ static void test_sha1_vectors(void **state)
     assert_string_equal(hex, W0W1_SHA1);
 }
 
+/* list (len bytes) cut into two parts at the comma at cut: its digest is
+ * the SHA1 of the two parts' SHA1s. */
+static void assert_two_parts(const char *list, size_t cut, size_t len)
+{
+    char sums[81], want[41], hex[41];
+
+    rb_sha1_hex(list, cut, sums);
+    rb_sha1_hex(list + cut + 1, len - cut - 1, sums + 40);
+    rb_sha1_hex(sums, 80, want);
+    rb_barrier__expect_digest(list, hex);
+    assert_string_equal(hex, want);
+}
+
 /* An --expect list's digest: parts of at most 1,024 ids and 64 KiB, each
- * part's SHA1, then the SHA1 of those (lua/includes/expect.lua); a list of
- * 1,025 ids has a second part of one id. */
+ * part's SHA1, then the SHA1 of those (lua/includes/expect.lua). */
 static void test_expect_digest(void **state)
 {
-    static char list[1025 * 6 + 1], long_list[400 * 201 + 1], sums[81];
-    char hex[41], want[41];
+    static char list[1025 * 6 + 1], long_list[400 * 201 + 1];
+    char hex[41];
     size_t at = 0, cut = 0;
     int i;
 
     (void)state;
     rb_barrier__expect_digest("w0,w1", hex);
     assert_string_equal(hex, W0W1_DIGEST);
+    /* 1,025 ids: a second part of one id. */
     for (i = 0; i < 1025; i++) {
         if (i == 1024)
             cut = at;   /* the comma before the 1,025th id */
         at += (size_t)sprintf(list + at, "%sp%04d", i ? "," : "", i);
     }
-    rb_sha1_hex(list, cut, sums);
-    rb_sha1_hex(list + cut + 1, at - cut - 1, sums + 40);
-    rb_sha1_hex(sums, 80, want);
-    rb_barrier__expect_digest(list, hex);
-    assert_string_equal(hex, want);
+    assert_two_parts(list, cut, at);
     /* 400 ids of 200 bytes: a part ends before the id that would take it
      * past 64 KiB, after 326 ids (326 * 201 - 1 = 65,525 bytes). */
     for (i = 0, at = 0; i < 400; i++) {
@@ -236,11 +245,7 @@ static void test_expect_digest(void **state)
             cut = at;
         at += (size_t)sprintf(long_list + at, "%s%0200d", i ? "," : "", i);
     }
-    rb_sha1_hex(long_list, cut, sums);
-    rb_sha1_hex(long_list + cut + 1, at - cut - 1, sums + 40);
-    rb_sha1_hex(sums, 80, want);
-    rb_barrier__expect_digest(long_list, hex);
-    assert_string_equal(hex, want);
+    assert_two_parts(long_list, cut, at);
 }
 
 static void test_barrier_refused_names_both(void **state)
