@@ -16,8 +16,8 @@
 #include "supervise.h"
 
 #define DEFAULT_KILL_AFTER_MS 10000LL
-/* How long the runner waits for an orphaned tree to die (a process in an
- * uninterruptible sleep dies when it wakes). */
+/* How long the runner waits for an orphaned tree to die (as the watchdog
+ * waits: a process in an uninterruptible sleep dies when it wakes). */
 #define ORPHANS_GONE_MS 5000LL
 /* How often a stall is looked for while nothing else wakes us. */
 #define STALL_CHECK_MS 250LL
@@ -360,9 +360,8 @@ int cli_sup_wait(cli_sup *s, long long timeout_ms)
 }
 
 /* The watchdog died first (its leader with it): end the rest of the tree
- * ourselves, as it would have. Its cgroup takes the whole tree; the group
- * and what came to us as a subreaper take it without one. Bounded, as the
- * watchdog's own end is. */
+ * ourselves. Its cgroup takes the whole tree; the group and what came to
+ * us as a subreaper take it without one. */
 static void end_orphans(cli_sup *s)
 {
     long long until = cli_now_ms() + ORPHANS_GONE_MS;

@@ -66,8 +66,27 @@ long long rb_barrier__next_slice(long long slice_ms, long long left_ms,
 /* How long ended rounds linger, in seconds, for a ttl in seconds. */
 long long rb_barrier__linger_s(long long ttl_s);
 
+/* lua/includes/expect.lua's EXPECT_PART_IDS, EXPECT_PART_BYTES and
+ * EXPECT_PARTS_MAX: an --expect list is stored in parts, a part ending
+ * after its 1,024th id or before an id that would take it past 64 KiB. */
+#define RB_EXPECT_PART_IDS 1024
+#define RB_EXPECT_PART_BYTES 65536
+#define RB_EXPECT_PARTS_MAX 405
+
+typedef struct rb_expect_parts {
+    int count;
+    const char *start[RB_EXPECT_PARTS_MAX + 1]; /* [count]: past the end,
+                                                   as if a comma followed */
+    char sums[RB_EXPECT_PARTS_MAX * 40 + 1];    /* each part's SHA1 */
+} rb_expect_parts;
+
+/* Cut list into parts and take their SHA1s (rb_expect.c): 0, or -1 when
+ * it has more parts than a list of RB_N_MAX ids can, or an id of over
+ * 64 KiB (checked before: n <= RB_N_MAX, ids of at most RB_NAME_MAX). */
+int rb_expect__cut(const char *list, rb_expect_parts *p);
+
 /* The digest of an --expect list that the rounds' terms hold: the SHA1 of
- * its parts' SHA1s (lua/includes/expect.lua). */
+ * its parts' SHA1s ("" when it cannot be cut). */
 void rb_barrier__expect_digest(const char *list, char hex[41]);
 
 /* The arrive script's call (args: its 10 ARGV): with --expect, the list's

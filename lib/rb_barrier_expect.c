@@ -16,73 +16,6 @@
 #include "rb_barrier.h"
 #include "rb_reply.h"
 #include "rb_script.h"
-#include "rb_sha1.h"
-
-/* lua/includes/expect.lua's EXPECT_PART_IDS, EXPECT_PART_BYTES and
- * EXPECT_PARTS_MAX: a part ends after its 1,024th id or before an id that
- * would take it past 64 KiB. */
-#define RB_EXPECT_PART_IDS 1024
-#define RB_EXPECT_PART_BYTES 65536
-#define RB_EXPECT_PARTS_MAX 405
-
-typedef struct parts {
-    int count;
-    const char *start[RB_EXPECT_PARTS_MAX + 1]; /* [count]: the list's end */
-    char sums[RB_EXPECT_PARTS_MAX * 40 + 1];    /* each part's SHA1 */
-} parts;
-
-/* The end of the part that starts at from: the comma before the id that
- * does not fit, or the list's end. */
-static const char *part_end(const char *from)
-{
-    const char *id = from, *end;
-    int ids = 0;
-
-    for (;;) {
-        end = id + strcspn(id, ",");
-        if (ids > 0 && (ids == RB_EXPECT_PART_IDS ||
-                        end - from > RB_EXPECT_PART_BYTES))
-            return id - 1;
-        ids++;
-        if (*end == '\0')
-            return end;
-        id = end + 1;
-    }
-}
-
-/* Cut list into parts and take their SHA1s: 0, or -1 when it has more
- * parts than a list of RB_N_MAX ids can, or an id of over 64 KiB
- * (checked before: n <= RB_N_MAX, ids of at most RB_NAME_MAX bytes). */
-static int cut(const char *list, parts *p)
-{
-    const char *from = list;
-
-    p->count = 0;
-    for (;;) {
-        const char *end = part_end(from);
-
-        if (p->count == RB_EXPECT_PARTS_MAX ||
-            end - from > RB_EXPECT_PART_BYTES)
-            return -1;
-        p->start[p->count] = from;
-        rb_sha1_hex(from, (size_t)(end - from), p->sums + 40 * p->count++);
-        if (*end == '\0') {
-            p->start[p->count] = end + 1;   /* as if a comma followed */
-            return 0;
-        }
-        from = end + 1;
-    }
-}
-
-void rb_barrier__expect_digest(const char *list, char hex[41])
-{
-    parts *p = malloc(sizeof(*p));
-
-    hex[0] = '\0';   /* none that a server accepts */
-    if (p && cut(list, p) == 0)
-        rb_sha1_hex(p->sums, 40 * (size_t)p->count, hex);
-    free(p);
-}
 
 /* Store the list: the server says which part it lacks next (another party
  * may be storing the same list: it then skips the parts stored). */
@@ -91,14 +24,14 @@ static int store_list(rb_waiter *w, const char **keys, rb_call *call,
 {
     char index[24];
     const char *args[6];
-    parts *p = malloc(sizeof(*p));
+    rb_expect_parts *p = malloc(sizeof(*p));
     char *part = malloc(RB_EXPECT_PART_BYTES + 1);
     int rc = RB_OK;
     long next = 1;
 
     if (p == NULL || part == NULL)
         rc = rb_error__set(err, RB_ENOMEM, "out of memory");
-    else if (cut(w->o->expect, p) != 0)
+    else if (rb_expect__cut(w->o->expect, p) != 0)
         rc = rb_error__set(err, RB_EINVAL, "%s: --expect has more than %d "
                            "ids", w->o->name, RB_N_MAX);
     args[0] = w->expect_sha;
