@@ -36,6 +36,10 @@
 #                       last runner's exit (N=8, --stall-after 2s, --lease
 #                       3s; the target, job_stall_bound_ms, is stall-after
 #                       + lease/3 + 1 s)
+#   job_big_launch_ms, job_big_launch_floor_ms, job_big_fail_exit_ms
+#                       the first three at N=RB_BENCH_JOB_BIG (default
+#                       1000, issue #34's big job, all on this host; 0: not
+#                       run; never in the smoke run), job_big_n
 #   job_stall_calls_per_member_s, job_stall_cmds_per_member_s: as the
 #                       commands above, with --stall-after on and the
 #                       members making progress each second (progress
@@ -117,6 +121,13 @@ job_bench_fail() {
         [ "$(jb_codes "$dir" 0 0)" = 1 ] && [ "$(jb_codes "$dir" 1 $((n - 1)) | tr -d ' 3')" = "" ] ||
             jb_fail "$name: exit codes $(jb_codes "$dir" 0 $((n - 1))), not 1 then 3s" || return 1
     done
+}
+
+# job_bench_big N BREAKS: job_bench_fail's figures at N (issue #34's
+# 1,000-member job), as job_big_*, and N as job_big_n.
+job_bench_big() {
+    echo "job_big_n $1"
+    job_bench_fail "$@" | sed 's/^job_/job_big_/'
 }
 
 # job_bench_silent N BREAKS LEASE_S: job_silent_exit_ms per break.
@@ -240,7 +251,7 @@ job_bench_stall() {
 # the smoke run 2), three windows of 10 s for the commands (one of 2 s,
 # with a 3 s lease, in the smoke run).
 jobs_rows() {
-    local breaks
+    local breaks big
     if [ "$SMOKE" = 1 ]; then
         breaks=2
     else
@@ -263,5 +274,10 @@ jobs_rows() {
         step job_bench_calls 8 3 10
         say "jobs: the same with --stall-after on"
         step job_bench_calls 8 3 10 10 job_stall --stall-after 1h
+    fi
+    big=${RB_BENCH_JOB_BIG:-1000}
+    if [ "$SMOKE" != 1 ] && [ "$big" -gt 0 ]; then
+        say "jobs: 2 reported failures at N=$big (launch and break), all on this host"
+        step job_bench_big "$big" 2
     fi
 }

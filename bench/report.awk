@@ -135,6 +135,13 @@ function jobs_table(    lim) {
          "<=2.0", MED["job_stall_calls_per_member_s"] <= 2)
     jrow("  of which client commands/s per member", "job_stall_cmds_per_member_s", "",
          "-", 1)
+    if (has("job_big_launch_ms")) {
+        jrow("job: launch N=" num(MED["job_big_n"]) " to all CMDs running",
+             "job_big_launch_ms", "ms", "-", 1)
+        jrow("  floor: as many bare CMDs", "job_big_launch_floor_ms", "ms", "-", 1)
+        jrow("job: reported failure to last exit, N=" num(MED["job_big_n"]),
+             "job_big_fail_exit_ms", "ms", "-", 1)
+    }
     printf "%d of %d #22 targets met (silent death: lease %s + 1 s).\n", j22ok,
         j22, num(MED["job_silent_lease_ms"] / 1000) "s"
 }

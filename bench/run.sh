@@ -17,7 +17,8 @@
 # mean nothing. RB_BENCH_ONLY=lock (make bench-lock) runs the lock rows
 # alone, in the same repetitions, and prints their rows;
 # RB_BENCH_ONLY=jobs runs issue #22's job rows alone
-# (bench/jobs.sh; RB_BENCH_JOB_BREAKS, default 20 breaks of each kind);
+# (bench/jobs.sh; RB_BENCH_JOB_BREAKS, default 20 breaks of each kind;
+# RB_BENCH_JOB_BIG, default 1000, the members of the big job, 0 none);
 # RB_BENCH_ONLY=scale issue #34's scale rows (bench/scale.sh).
 #
 # Who is measured, all in the same run and interleaved repetition by

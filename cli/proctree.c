@@ -19,79 +19,106 @@ typedef struct proc_stat {
     char below;    /* marked by cli_ptree_below */
 } proc_stat;
 
+/* pid's line of /proc: 0, or -1 when it is gone. */
+static int stat_of(long pid, proc_stat *ps)
+{
+    char path[64], buf[512], *close_paren, state;
+    long pp, grp;
+    ssize_t got;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return -1;
+    got = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (got <= 0)
+        return -1;
+    buf[got] = '\0';
+    /* "pid (comm) S ppid pgrp": comm may hold spaces and parentheses, but
+     * its last ')' ends it. */
+    if ((close_paren = strrchr(buf, ')')) == NULL ||
+        sscanf(close_paren + 1, " %c %ld %ld", &state, &pp, &grp) != 3)
+        return -1;
+    ps->pid = (pid_t)pid;
+    ps->ppid = (pid_t)pp;
+    ps->pgrp = (pid_t)grp;
+    ps->state = state;
+    ps->below = 0;
+    return 0;
+}
+
+/* Append one process to *all (n of cap): 0, or -1 out of memory. */
+static int add(proc_stat **all, size_t *n, size_t *cap, const proc_stat *ps)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 256;
+        proc_stat *grown = realloc(*all, ncap * sizeof(*grown));
+
+        if (grown == NULL)
+            return -1;
+        *all = grown;
+        *cap = ncap;
+    }
+    (*all)[(*n)++] = *ps;
+    return 0;
+}
+
 /* Every process /proc shows: *out (free it) and the count. A process that
  * ends while we read is simply not there. */
 static size_t proc_all(proc_stat **out)
 {
     DIR *d = opendir("/proc");
     struct dirent *e;
-    proc_stat *all = NULL;
     size_t n = 0, cap = 0;
+    proc_stat ps;
+    long p;
 
     *out = NULL;
     if (d == NULL)
         return 0;
-    while ((e = readdir(d)) != NULL) {
-        char path[64], buf[512], *close_paren, state;
-        long p, pp, grp;
-        ssize_t got;
-        int fd;
-
-        if ((p = strtol(e->d_name, NULL, 10)) <= 0)
-            continue;
-        snprintf(path, sizeof(path), "/proc/%ld/stat", p);
-        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-            continue;
-        got = read(fd, buf, sizeof(buf) - 1);
-        close(fd);
-        if (got <= 0)
-            continue;
-        buf[got] = '\0';
-        /* "pid (comm) S ppid pgrp": comm may hold spaces and parentheses,
-         * but its last ')' ends it. */
-        if ((close_paren = strrchr(buf, ')')) == NULL ||
-            sscanf(close_paren + 1, " %c %ld %ld", &state, &pp, &grp) != 3)
-            continue;
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 256;
-            proc_stat *grown = realloc(all, ncap * sizeof(*grown));
-
-            if (grown == NULL)
-                break;
-            all = grown;
-            cap = ncap;
-        }
-        all[n].pid = (pid_t)p;
-        all[n].ppid = (pid_t)pp;
-        all[n].pgrp = (pid_t)grp;
-        all[n].state = state;
-        all[n++].below = 0;
-    }
+    while ((e = readdir(d)) != NULL)
+        if ((p = strtol(e->d_name, NULL, 10)) > 0 && stat_of(p, &ps) == 0 &&
+            add(out, &n, &cap, &ps) != 0)
+            break;
     closedir(d);
-    *out = all;
     return n;
 }
 
-size_t cli_ptree_below(pid_t root, int stopped_only, pid_t **out)
+/* The processes of a cgroup (its cgroup.procs): *out (free it) and the
+ * count; 0 when none or it cannot be read. Costs the tree, not the
+ * machine: a thousand commands' watchdogs on one host do not each read
+ * every process of the host. */
+static size_t cgroup_all(const char *cgroup, proc_stat **out)
 {
-    proc_stat *all;
-    size_t n = proc_all(&all), k = 0, i;
-    pid_t *mine = n ? calloc(n, sizeof(*mine)) : NULL;
-    int grew;
+    char path[600];
+    size_t n = 0, cap = 0;
+    proc_stat ps;
+    FILE *f;
+    long p;
 
     *out = NULL;
-    if (mine == NULL) {
-        free(all);
+    snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
+    if ((f = fopen(path, "re")) == NULL)
         return 0;
-    }
+    while (fscanf(f, "%ld", &p) == 1)
+        if (stat_of(p, &ps) == 0 && add(out, &n, &cap, &ps) != 0)
+            break;
+    fclose(f);
+    return n;
+}
+
+/* Mark (below) the processes of all that descend from root. */
+static void mark_below(proc_stat *all, size_t n, pid_t root)
+{
+    size_t i, j;
+    int grew;
+
     /* Mark children of marked processes until a pass adds nothing (the
-     * tree is shallow: a few passes). A process the filter leaves out
-     * still links its children in. */
+     * tree is shallow: a few passes). */
     do {
         grew = 0;
         for (i = 0; i < n; i++) {
-            size_t j;
-
             if (all[i].below)
                 continue;
             if (all[i].ppid == root)
@@ -102,25 +129,51 @@ size_t cli_ptree_below(pid_t root, int stopped_only, pid_t **out)
             grew |= all[i].below;
         }
     } while (grew);
+}
+
+size_t cli_ptree_count_below(pid_t root)
+{
+    proc_stat *all;
+    size_t n = proc_all(&all), k = 0, i;
+
+    mark_below(all, n, root);
     for (i = 0; i < n; i++)
-        if (all[i].below && (!stopped_only || all[i].state == 'T'))
-            mine[k++] = all[i].pid;
+        k += all[i].below;
     free(all);
-    *out = mine;
     return k;
 }
 
-void cli_ptree_signal(int sig, int stopped_only)
+/* The processes of the tree: cgroup's when given, else those below us. */
+static size_t tree_all(const char *cgroup, proc_stat **out)
 {
-    pid_t *p;
-    size_t n = cli_ptree_below(getpid(), stopped_only, &p), i;
+    proc_stat *all;
+    size_t n, k = 0, i;
 
+    if (cgroup && cgroup[0])
+        return cgroup_all(cgroup, out);
+    n = proc_all(&all);
+    mark_below(all, n, getpid());
     for (i = 0; i < n; i++)
-        kill(p[i], sig);
-    free(p);
+        if (all[i].below)
+            all[k++] = all[i];
+    *out = all;
+    return k;
 }
 
-int cli_ptree_group_halted(pid_t pgid)
+void cli_ptree_signal(const char *cgroup, int sig, int then_cont_stopped)
+{
+    proc_stat *all;
+    size_t n = tree_all(cgroup, &all), i;
+
+    for (i = 0; i < n; i++)
+        kill(all[i].pid, sig);
+    for (i = 0; i < n && then_cont_stopped; i++)
+        if (all[i].state == 'T')
+            kill(all[i].pid, SIGCONT);
+    free(all);
+}
+
+int cli_ptree_group_halted(const char *cgroup, pid_t pgid)
 {
     proc_stat *all;
     size_t n, i;
@@ -128,7 +181,7 @@ int cli_ptree_group_halted(pid_t pgid)
 
     if (pgid <= 0)
         return 0;
-    n = proc_all(&all);
+    n = cgroup && cgroup[0] ? cgroup_all(cgroup, &all) : proc_all(&all);
     for (i = 0; i < n && !running; i++)
         if (all[i].pgrp == pgid) {
             seen = 1;

@@ -9,15 +9,18 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* The processes below root (by parent pid): *out (free it) and their
- * count. stopped_only: just those in a job-control stop (state T). */
-size_t cli_ptree_below(pid_t root, int stopped_only, pid_t **out);
+/* How many processes descend from root (by parent pid). */
+size_t cli_ptree_count_below(pid_t root);
 
-/* sig to every process below us (stopped_only as above). */
-void cli_ptree_signal(int sig, int stopped_only);
+/* sig to every process of the tree: of cgroup when given (not ""), which
+ * costs the tree, else every process below us, found by a walk of all of
+ * /proc. then_cont_stopped: then SIGCONT to those that were in a
+ * job-control stop (state T), and only to them, so that they act on sig. */
+void cli_ptree_signal(const char *cgroup, int sig, int then_cont_stopped);
 
-/* 1 when every process of group pgid is stopped (state T or t). */
-int cli_ptree_group_halted(pid_t pgid);
+/* 1 when every process of group pgid is stopped (state T or t); cgroup
+ * (when given) holds them all. */
+int cli_ptree_group_halted(const char *cgroup, pid_t pgid);
 
 /* Make, in the caller's cgroup, a cgroup named for the caller's pid, and
  * prove the caller may move into it (and back): 0 with its path in out,

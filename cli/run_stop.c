@@ -100,7 +100,7 @@ int cli_run_stall_flags(const char *stall_after, const char *progress_file,
  * command, not another member's, is stuck. */
 static int all_stopped(const cli_sup *sup)
 {
-    return cli_ptree_group_halted(sup->cmd_pid);
+    return cli_ptree_group_halted(sup->cgroup, sup->cmd_pid);
 }
 
 long long cli_run_progress(rb_job *job, cli_sup *sup)

@@ -367,17 +367,12 @@ static void end_orphans(cli_sup *s)
     long long until = cli_now_ms() + ORPHANS_GONE_MS;
 
     for (;;) {
-        pid_t *left;
-        size_t n;
-
         if (s->cgroup[0])
             cli_cgroup_write(s->cgroup, "cgroup.kill", "1");
         kill(-s->cmd_pid, SIGKILL);
-        cli_ptree_signal(SIGKILL, 0);
+        cli_ptree_signal(NULL, SIGKILL, 0);
         cli_reap();
-        n = cli_ptree_below(getpid(), 0, &left);
-        free(left);
-        if (n == 0 &&
+        if (cli_ptree_count_below(getpid()) == 0 &&
             (!s->cgroup[0] || rmdir(s->cgroup) == 0 || errno == ENOENT))
             return;
         if (cli_now_ms() >= until)

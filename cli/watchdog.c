@@ -71,7 +71,7 @@ static void tree_freeze(tree *t, int on, long long by)
         }
         return;
     }
-    cli_ptree_signal(on ? SIGSTOP : SIGCONT, 0);
+    cli_ptree_signal(NULL, on ? SIGSTOP : SIGCONT, 0);
 }
 
 static void tree_kill(tree *t)
@@ -81,7 +81,7 @@ static void tree_kill(tree *t)
      * dies too: SIGKILL needs no thaw. */
     if (t->cgroup[0])
         cli_cgroup_write(t->cgroup, "cgroup.kill", "1");
-    cli_ptree_signal(SIGKILL, 0);
+    cli_ptree_signal(NULL, SIGKILL, 0);
 }
 
 /* Ask the tree to end with sig. What we froze thaws first; a process
@@ -92,8 +92,7 @@ static void tree_kill(tree *t)
 static void tree_ask_to_end(tree *t, int sig, long long kill_at)
 {
     tree_freeze(t, 0, kill_at);
-    cli_ptree_signal(sig, 0);
-    cli_ptree_signal(SIGCONT, 1);
+    cli_ptree_signal(t->cgroup, sig, 1);
 }
 
 /* Reap; 1 when we have no child left (the whole tree is gone). */
