@@ -193,54 +193,52 @@ int cli_ptree_group_halted(const char *cgroup, pid_t pgid)
 
 /* ---- cgroup v2 ---- */
 
-/* The cgroup2 mount point, from mountinfo's fifth field on a line whose
- * type (after " - ") is cgroup2. */
-static int cgroup2_mount(char *out, size_t len)
+/* The first line of path that take() accepts (it fills out): 1, else 0. */
+static int first_line(const char *path,
+                      int (*take)(char *line, char *out, size_t len),
+                      char *out, size_t len)
 {
-    FILE *f = fopen("/proc/self/mountinfo", "r");
-    char line[1024];
-    int found = 0;
-
-    if (f == NULL)
-        return 0;
-    while (!found && fgets(line, sizeof(line), f)) {
-        char *sep = strstr(line, " - "), *p = line, *mnt;
-        int field;
-
-        if (sep == NULL || strncmp(sep + 3, "cgroup2 ", 8) != 0)
-            continue;
-        for (field = 1; field < 5 && p; field++)
-            p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL;
-        if (p == NULL)
-            continue;
-        mnt = p;
-        p = strchr(mnt, ' ');
-        if (p == NULL || (size_t)(p - mnt) >= len)
-            continue;
-        memcpy(out, mnt, (size_t)(p - mnt));
-        out[p - mnt] = '\0';
-        found = 1;
-    }
-    fclose(f);
-    return found;
-}
-
-/* Our own group in the unified hierarchy ("0::/path"). */
-static int own_cgroup(char *out, size_t len)
-{
-    FILE *f = fopen("/proc/self/cgroup", "r");
+    FILE *f = fopen(path, "re");
     char line[1024];
     int found = 0;
 
     if (f == NULL)
         return 0;
     while (!found && fgets(line, sizeof(line), f))
-        if (strncmp(line, "0::", 3) == 0) {
-            line[strcspn(line, "\n")] = '\0';
-            found = snprintf(out, len, "%s", line + 3) < (int)len;
-        }
+        found = take(line, out, len);
     fclose(f);
     return found;
+}
+
+/* A mountinfo line whose type (after " - ") is cgroup2: its mount point,
+ * the fifth field. */
+static int take_cgroup2_mount(char *line, char *out, size_t len)
+{
+    char *sep = strstr(line, " - "), *p = line, *mnt;
+    int field;
+
+    if (sep == NULL || strncmp(sep + 3, "cgroup2 ", 8) != 0)
+        return 0;
+    for (field = 1; field < 5 && p; field++)
+        p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL;
+    if (p == NULL)
+        return 0;
+    mnt = p;
+    p = strchr(mnt, ' ');
+    if (p == NULL || (size_t)(p - mnt) >= len)
+        return 0;
+    memcpy(out, mnt, (size_t)(p - mnt));
+    out[p - mnt] = '\0';
+    return 1;
+}
+
+/* Our own group in the unified hierarchy: the "0::/path" line. */
+static int take_unified(char *line, char *out, size_t len)
+{
+    if (strncmp(line, "0::", 3) != 0)
+        return 0;
+    line[strcspn(line, "\n")] = '\0';
+    return snprintf(out, len, "%s", line + 3) < (int)len;
 }
 
 /* The directory of our own cgroup. */
@@ -248,7 +246,9 @@ static int home_cgroup(char *out, size_t len)
 {
     char mnt[256], own[256];
 
-    if (!cgroup2_mount(mnt, sizeof(mnt)) || !own_cgroup(own, sizeof(own)))
+    if (!first_line("/proc/self/mountinfo", take_cgroup2_mount, mnt,
+                    sizeof(mnt)) ||
+        !first_line("/proc/self/cgroup", take_unified, own, sizeof(own)))
         return -1;
     return snprintf(out, len, "%s%s", mnt, strcmp(own, "/") ? own : "") <
            (int)len ? 0 : -1;
