@@ -33,6 +33,8 @@
 --                first one still missing
 
 --- @include "includes/args.lua"
+--- @include "includes/time.lua"
+--- @include "includes/keys.lua"
 --- @include "includes/round.lua"
 --- @include "includes/types.lua"
 --- @include "includes/expect.lua"
