@@ -17,6 +17,10 @@
 #include "rb_reply.h"
 #include "rb_script.h"
 
+/* Stores of the list for one arrival: past them, a 'needlist' answer is a
+ * bad reply (the list never stays). */
+#define RB_EXPECT_STORES_MAX 3
+
 /* Store the list: the server says which part it lacks next (another party
  * may be storing the same list: it then skips the parts stored). */
 static int store_list(rb_waiter *w, const char **keys, rb_call *call,
@@ -65,22 +69,30 @@ int rb_barrier__arrive_call(rb_waiter *w, const char **keys, int nkeys,
                             redisReply **r, rb_error *err)
 {
     rb_arrive_reply a;
-    int rc;
+    int rc, stores = 0;
 
-    if (w->o->expect && w->expect_sha[0] == '\0')
+    if (w->o->expect && w->expect_sha[0] == '\0') {
         rb_barrier__expect_digest(w->o->expect, w->expect_sha);
+        /* Never '': that would arrive with no --expect at all. */
+        if (w->expect_sha[0] == '\0')
+            return rb_error__set(err, RB_ENOMEM, "%s: cannot take the "
+                                 "--expect list's digest", w->o->name);
+    }
     args[8] = w->expect_sha;
-    rc = rb_script__run_keys(w->c, RB_SCRIPT_ARRIVE, keys, nkeys, args, 10,
-                             call, r, err);
-    if (rc != RB_OK || !w->o->expect || rb_reply__arrive(*r, &a) != RB_OK ||
-        a.kind != RB_ARRIVE_NEEDLIST)
-        return rc;
-    /* Nothing was written: store the list, then the same call (same
-     * nonce) again. */
-    freeReplyObject(*r);
-    *r = NULL;
-    if ((rc = store_list(w, keys, call, err)) != RB_OK)
-        return rc;
-    return rb_script__run_keys(w->c, RB_SCRIPT_ARRIVE, keys, nkeys, args, 10,
-                               call, r, err);
+    for (;;) {
+        rc = rb_script__run_keys(w->c, RB_SCRIPT_ARRIVE, keys, nkeys, args,
+                                 10, call, r, err);
+        if (rc != RB_OK || !w->o->expect ||
+            rb_reply__arrive(*r, &a) != RB_OK ||
+            a.kind != RB_ARRIVE_NEEDLIST || stores == RB_EXPECT_STORES_MAX)
+            return rc;
+        /* Nothing was written: store the list, then the same call (same
+         * nonce) again. The list may be gone again by then (a reset, an
+         * eviction, a failover to a replica that had not seen it all). */
+        freeReplyObject(*r);
+        *r = NULL;
+        stores++;
+        if ((rc = store_list(w, keys, call, err)) != RB_OK)
+            return rc;
+    }
 }

@@ -42,7 +42,9 @@ int rb_expect__cut(const char *list, rb_expect_parts *p)
             return -1;
         p->start[p->count] = from;
         rb_sha1_hex(from, (size_t)(end - from), p->sums + 40 * p->count++);
-        if (*end == '\0') {
+        /* A comma that ends the list (accepted, as in "a,b,") starts no
+         * part of its own: an empty part is no part. */
+        if (*end == '\0' || end[1] == '\0') {
             p->start[p->count] = end + 1;   /* as if a comma followed */
             return 0;
         }

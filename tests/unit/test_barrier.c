@@ -224,7 +224,7 @@ static void assert_two_parts(const char *list, size_t cut, size_t len)
 static void test_expect_digest(void **state)
 {
     static char list[1025 * 6 + 1], long_list[400 * 201 + 1];
-    char hex[41];
+    char hex[41], want[41];
     size_t at = 0, cut = 0;
     int i;
 
@@ -238,6 +238,14 @@ static void test_expect_digest(void **state)
         at += (size_t)sprintf(list + at, "%sp%04d", i ? "," : "", i);
     }
     assert_two_parts(list, cut, at);
+    /* 1,024 ids and a comma that ends the list: one part, the same as
+     * without the comma (the server refuses an empty part). */
+    list[cut] = ',';
+    list[cut + 1] = '\0';
+    rb_barrier__expect_digest(list, hex);
+    list[cut] = '\0';
+    rb_barrier__expect_digest(list, want);
+    assert_string_equal(hex, want);
     /* 400 ids of 200 bytes: a part ends before the id that would take it
      * past 64 KiB, after 326 ids (326 * 201 - 1 = 65,525 bytes). */
     for (i = 0, at = 0; i < 400; i++) {
