@@ -1,6 +1,7 @@
 /* A command's process tree (proctree.h): /proc and cgroup v2, read and
  * written; no policy of when to signal what (that is the watchdog's). */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -85,26 +86,45 @@ static size_t proc_all(proc_stat **out)
     return n;
 }
 
-/* The processes of a cgroup (its cgroup.procs): *out (free it) and the
- * count; 0 when none or it cannot be read. Costs the tree, not the
- * machine: a thousand commands' watchdogs on one host do not each read
- * every process of the host. */
-static size_t cgroup_all(const char *cgroup, proc_stat **out)
+/* Add the processes of cgroup and of the cgroups below it (a command may
+ * make its own, as container runtimes and systemd-run do) to *all;
+ * depth bounds the descent. */
+static void cgroup_add(const char *cgroup, int depth, proc_stat **all,
+                       size_t *n, size_t *cap)
 {
     char path[600];
-    size_t n = 0, cap = 0;
+    struct dirent *e;
     proc_stat ps;
     FILE *f;
+    DIR *d;
     long p;
 
-    *out = NULL;
     snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
-    if ((f = fopen(path, "re")) == NULL)
-        return 0;
-    while (fscanf(f, "%ld", &p) == 1)
-        if (stat_of(p, &ps) == 0 && add(out, &n, &cap, &ps) != 0)
-            break;
-    fclose(f);
+    if ((f = fopen(path, "re")) != NULL) {
+        while (fscanf(f, "%ld", &p) == 1)
+            if (stat_of(p, &ps) == 0 && add(all, n, cap, &ps) != 0)
+                break;
+        fclose(f);
+    }
+    if (depth == 0 || (d = opendir(cgroup)) == NULL)
+        return;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_type == DT_DIR && e->d_name[0] != '.' &&
+            snprintf(path, sizeof(path), "%s/%s", cgroup, e->d_name) <
+                (int)sizeof(path))
+            cgroup_add(path, depth - 1, all, n, cap);
+    closedir(d);
+}
+
+/* The processes of a cgroup and its own cgroups: *out (free it) and the
+ * count. Costs the tree, not the machine: a thousand commands' watchdogs
+ * on one host do not each read every process of the host. */
+static size_t cgroup_all(const char *cgroup, proc_stat **out)
+{
+    size_t n = 0, cap = 0;
+
+    *out = NULL;
+    cgroup_add(cgroup, 8, out, &n, &cap);
     return n;
 }
 
@@ -131,14 +151,48 @@ static void mark_below(proc_stat *all, size_t n, pid_t root)
     } while (grew);
 }
 
-size_t cli_ptree_count_below(pid_t root)
+/* 1 when pid's environment holds the entry (NAME=value) entry. */
+static int has_env(pid_t pid, const char *entry)
+{
+    char path[64], *buf = NULL;
+    size_t len = 0, cap = 0, elen = strlen(entry), at;
+    ssize_t got;
+    int fd, found = 0;
+
+    snprintf(path, sizeof(path), "/proc/%ld/environ", (long)pid);
+    if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+        return 0;
+    do {
+        if (len == cap) {
+            char *grown = realloc(buf, cap = cap ? cap * 2 : 4096);
+
+            if (grown == NULL)
+                break;
+            buf = grown;
+        }
+        got = read(fd, buf + len, cap - len);
+        len += got > 0 ? (size_t)got : 0;
+    } while (got > 0);
+    close(fd);
+    /* NUL-separated NAME=value entries. */
+    for (at = 0; !found && at < len; at += strnlen(buf + at, len - at) + 1)
+        found = len - at >= elen + 1 && memcmp(buf + at, entry, elen) == 0 &&
+                buf[at + elen] == '\0';
+    free(buf);
+    return found;
+}
+
+size_t cli_ptree_kill_marked(pid_t root, const char *entry)
 {
     proc_stat *all;
     size_t n = proc_all(&all), k = 0, i;
 
     mark_below(all, n, root);
     for (i = 0; i < n; i++)
-        k += all[i].below;
+        if (all[i].below && has_env(all[i].pid, entry)) {
+            kill(all[i].pid, SIGKILL);
+            k++;
+        }
     free(all);
     return k;
 }
@@ -295,6 +349,25 @@ int cli_cgroup_make(char *out, size_t len)
         return -1;
     }
     return 0;
+}
+
+int cli_cgroup_remove(const char *cgroup, int depth)
+{
+    char path[600];
+    struct dirent *e;
+    DIR *d;
+
+    /* A cgroup with cgroups below it cannot go: those first, deepest
+     * first (a command may have made its own). */
+    if (depth > 0 && (d = opendir(cgroup)) != NULL) {
+        while ((e = readdir(d)) != NULL)
+            if (e->d_type == DT_DIR && e->d_name[0] != '.' &&
+                snprintf(path, sizeof(path), "%s/%s", cgroup, e->d_name) <
+                    (int)sizeof(path))
+                cli_cgroup_remove(path, depth - 1);
+        closedir(d);
+    }
+    return rmdir(cgroup) == 0 || errno == ENOENT ? 0 : -1;
 }
 
 int cli_cgroup_frozen(const char *cgroup)

@@ -9,8 +9,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* How many processes descend from root (by parent pid). */
-size_t cli_ptree_count_below(pid_t root);
+/* SIGKILL to the processes below root whose environment holds entry
+ * (NAME=value); how many there were. */
+size_t cli_ptree_kill_marked(pid_t root, const char *entry);
 
 /* sig to every process of the tree: of cgroup when given (not ""), which
  * costs the tree, else every process below us, found by a walk of all of
@@ -34,6 +35,10 @@ int cli_cgroup_path_of(pid_t owner, char *out, size_t len);
 /* Write text to the cgroup's file (cgroup.kill, cgroup.freeze, ...):
  * 0, or -1. */
 int cli_cgroup_write(const char *cgroup, const char *file, const char *text);
+
+/* Remove cgroup and the cgroups below it (depth levels): 0 once it is
+ * gone, -1 while processes are in it. */
+int cli_cgroup_remove(const char *cgroup, int depth);
 
 /* 1 once cgroup.events says the whole cgroup is frozen (or cannot say). */
 int cli_cgroup_frozen(const char *cgroup);

@@ -366,14 +366,21 @@ static void end_orphans(cli_sup *s)
 {
     long long until = cli_now_ms() + ORPHANS_GONE_MS;
 
+    /* Once: the group's leader is not reaped yet, so its pgid is not
+     * anyone else's. */
+    kill(-s->cmd_pid, SIGKILL);
     for (;;) {
+        size_t left;
+
         if (s->cgroup[0])
             cli_cgroup_write(s->cgroup, "cgroup.kill", "1");
-        kill(-s->cmd_pid, SIGKILL);
-        cli_ptree_signal(NULL, SIGKILL, 0);
+        /* Below us are also children the runner had before it ran the
+         * command (`sleep 9 & exec rbarrier ...`) and their orphans: only
+         * those that carry this command's RBARRIER_PROGRESS are its. */
+        left = cli_ptree_kill_marked(getpid(), s->progress_env);
         cli_reap();
-        if (cli_ptree_count_below(getpid()) == 0 &&
-            (!s->cgroup[0] || rmdir(s->cgroup) == 0 || errno == ENOENT))
+        if (left == 0 &&
+            (!s->cgroup[0] || cli_cgroup_remove(s->cgroup, 8) == 0))
             return;
         if (cli_now_ms() >= until)
             return;

@@ -19,7 +19,8 @@
  * fork) stay in its tree and are ended too; with a cgroup they are ended
  * by cgroup.kill. RBARRIER_SUPERVISE=subreaper forces the fallback. The
  * runner is a subreaper too: should the watchdog alone die, the tree's
- * orphans come to it, and it ends them (and the cgroup) itself. */
+ * orphans come to it, and it ends them (those that carry the command's
+ * RBARRIER_PROGRESS: not its own older children) and the cgroup itself. */
 
 #include <sys/types.h>
 
@@ -104,16 +105,18 @@ void cli_sup_job_control(cli_sup *s);
 /* cli_now_ms time of the command's last progress. */
 long long cli_sup_progress_ms(const cli_sup *s);
 
-/* Begin a stop and return at once: sig (0: SIGTERM) and SIGCONT to the
- * whole tree now, SIGKILL --kill-after later (sent by cli_sup_check). For
- * a runner that goes on renewing meanwhile, so the command gets its whole
- * grace; the watchdog's deadline still holds. Once only. */
+/* Begin a stop and return at once: sig (0: SIGTERM) to the whole tree
+ * now (SIGCONT to its stopped processes), SIGKILL --kill-after later
+ * (sent by cli_sup_check). For a runner that goes on renewing meanwhile,
+ * so the command gets its whole grace; the watchdog's deadline still
+ * holds. Once only. */
 void cli_sup_signal(cli_sup *s, int sig);
 
-/* Stop the whole tree: SIGCONT and sig (0: SIGTERM), SIGKILL after the
- * grace (kill-after, cut short so the tree is dead before the right can
- * pass on), then what is left of the tree. Returns the command's status;
- * the watchdog is gone when it returns. Safe to call twice. */
+/* Stop the whole tree: sig (0: SIGTERM; SIGCONT to its stopped
+ * processes), SIGKILL after the grace (kill-after, cut short so the tree
+ * is dead before the right can pass on), then what is left of the tree.
+ * Returns the command's status; the watchdog is gone when it returns.
+ * Safe to call twice. */
 int cli_sup_stop(cli_sup *s, int sig);
 
 /* "cgroup" or "subreaper": how the tree is held (for --verbose). */
@@ -139,7 +142,8 @@ typedef struct cli_sup_msg {
 } cli_sup_msg;
 
 /* Orders: 'D' the right's kill point a and SIGTERM point b;
- * 'S' send signal a to the tree (SIGCONT too); 'F' freeze, 'T' thaw;
+ * 'S' send signal a to the tree (SIGCONT to the stopped); 'F' freeze,
+ * 'T' thaw;
  * 'Q' end what is left and exit. Reports: 'P' the command's pid a,
  * cgroup b (1) or not; 'X' the command's status a, b = 1 when the deadline ended it;
  * 'Z' the tree is frozen. */

@@ -148,7 +148,7 @@ static void finish(const cli_watchdog_args *w, tree *t, int sig,
         }
     }
     if (t->cgroup[0])
-        rmdir(t->cgroup);
+        cli_cgroup_remove(t->cgroup, 8);
     if (w->progress_path && w->progress_path[0])
         unlink(w->progress_path);
     _exit(0);
