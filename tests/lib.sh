@@ -80,6 +80,26 @@ demo_lines_check() {
 
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
+# ---- job members (rbarrier run) ---------------------------------------------
+# job_setup TAG: a fresh job name in $name and a directory for it in $d.
+job_setup() { name=$(fresh "$1"); d=$RB_TEST_TMP/$name; mkdir -p "$d"; }
+# start_runner TAG [run flags...] -- CMD: `rbarrier run --name $name` in the
+# background; its pid in $d/TAG.pid, its exit code in $d/TAG.code, its
+# stderr in $d/TAG.err.
+start_runner() {
+    local tag=$1; shift
+    # A background job of a script starts with SIGINT ignored, which run
+    # (as nohup asks) would keep: give it back.
+    ( env --default-signal=INT $RBARRIER run --name "$name" "$@" 2> "$d/$tag.err" &
+      echo $! > "$d/$tag.pid"
+      # Quiet: a runner killed on purpose is no news for the log.
+      exec 2>/dev/null; wait $!; echo $? > "$d/$tag.code" ) &
+}
+# start_member ID [run flags...] -- CMD: the runner of member ID.
+start_member() { local id=$1; shift; start_runner "$id" --id "$id" "$@"; }
+# runner_code TAG: the runner's exit code once it ended, else "".
+runner_code() { cat "$d/$1.code" 2>/dev/null; }
+
 # ---- redis-server processes ------------------------------------------------
 # Every server a test or the bench starts goes through server_start: one
 # port picker, one way to launch, one readiness rule, one PID list that

@@ -12,32 +12,19 @@ ms() { date +%s%3N; }
 member() {
     echo "sleep 1000 & echo \$! > '$d'/\$RBARRIER_ID.grand; echo \$\$ > '$d'/\$RBARRIER_ID.child; ${1:-wait}"
 }
-# start_member ID [run flags...] -- CMD: a runner in the background; its
-# pid in $d/ID.pid, its exit code in $d/ID.code, its stderr in $d/ID.err.
-start_member() {
-    local id=$1; shift
-    # A background job of a script starts with SIGINT ignored, which run
-    # (as nohup asks) would keep: give it back.
-    ( env --default-signal=INT $RBARRIER run --name "$name" --id "$id" "$@" 2> "$d/$id.err" &
-      echo $! > "$d/$id.pid"
-      # Quiet: a runner killed on purpose is no news for the log.
-      exec 2>/dev/null; wait $!; echo $? > "$d/$id.code" ) &
-}
-code_of() { cat "$d/$1.code" 2>/dev/null; }
 ended() { [ -s "$d/$1.code" ]; }
 all_gone() { local id; for id in "$@"; do pid_gone "$(cat "$d/$id.child")" && pid_gone "$(cat "$d/$id.grand")" || return 1; done; }
 started() { local id; for id in "$@"; do [ -s "$d/$id.grand" ] && [ -s "$d/$id.child" ] || return 1; done; }
-setup() { name=$(fresh "$1"); d=$T/$name; mkdir -p "$d"; }
 
 # 1. A job that passes: everyone exits 0; ranks are 0..N-1 (the place in
 #    --expect), and CMD sees the job's variables, the URL without password.
-setup pass
+job_setup pass
 for id in c a b; do
     start_member $id --expect a,b,c --timeout 30 -- \
         sh -c 'echo "$RBARRIER_JOB $RBARRIER_N $RBARRIER_RANK $RBARRIER_RESTART $RBARRIER_INDEX" > "'"$d"'/$RBARRIER_ID.env"; env | grep -c "^RBARRIER_URL=" >> "'"$d"'/$RBARRIER_ID.env"'
 done
 wait
-expect_eq "a job that passes: every runner exits 0" "0 0 0" "$(code_of a) $(code_of b) $(code_of c)"
+expect_eq "a job that passes: every runner exits 0" "0 0 0" "$(runner_code a) $(runner_code b) $(runner_code c)"
 expect_eq "... ranks follow --expect; RBARRIER_JOB, _N, _RESTART, _INDEX set" \
     "$name 3 0 0 0|$name 3 1 0 1|$name 3 2 0 2" \
     "$(head -1 "$d/a.env")|$(head -1 "$d/b.env")|$(head -1 "$d/c.env")"
@@ -45,16 +32,16 @@ expect_eq "... RBARRIER_URL is handed on" 1 "$(tail -1 "$d/a.env")"
 
 # 2. The leaving round: a member whose command is done waits while the
 #    others run, and all leave together.
-setup leave
+job_setup leave
 start_member w0 --n 2 -- true
 start_member w1 --n 2 -- sh -c "sleep 2; touch '$d/w1.done'"
 wait
-expect_eq "leaving: both exit 0" "0 0" "$(code_of w0) $(code_of w1)"
+expect_eq "leaving: both exit 0" "0 0" "$(runner_code w0) $(runner_code w1)"
 
 # 3. A command exits non-zero: its runner exits with its status, every other
 #    runner exits 3 at once with the reason, and no command of any member
 #    (nor a grandchild) is left.
-setup fail
+job_setup fail
 for id in w0 w1 w2; do start_member $id --n 3 --timeout 30 -- sh -c "$(member)"; done
 check "exit 7: every command started" wait_until 30 started w0 w1 w2
 t0=$(ms)
@@ -62,8 +49,8 @@ kill -TERM "$(cat "$d/w1.child")" 2>/dev/null   # the shell ends ...
 wait
 t1=$(ms)
 # (sh -c's wait is interrupted by TERM: the command is killed by signal 15.)
-expect_eq "a command killed by SIGTERM: its runner exits 143" 143 "$(code_of w1)"
-expect_eq "... the others exit 3" "3 3" "$(code_of w0) $(code_of w2)"
+expect_eq "a command killed by SIGTERM: its runner exits 143" 143 "$(runner_code w1)"
+expect_eq "... the others exit 3" "3 3" "$(runner_code w0) $(runner_code w2)"
 expect_match "... naming the member and the signal" "job broken: w1's command was killed by signal 15" "$(cat "$d/w0.err")"
 check "... no command or grandchild of any member is left" all_gone w0 w1 w2
 diag "failure to last exit: $((t1 - t0)) ms"
@@ -72,11 +59,11 @@ else not_ok "... within 3 s of the failure ($((t1 - t0)) ms)"; fi
 
 # w1's command exits 7 by itself (its grandchild stays behind: the runner
 # ends it).
-setup exit7
+job_setup exit7
 start_member w0 --n 2 --timeout 30 -- sh -c "$(member)"
 start_member w1 --n 2 --timeout 30 -- sh -c "$(member 'sleep 0.5; exit 7')"
 wait
-expect_eq "a command exits 7: its runner exits 7, the other 3" "7 3" "$(code_of w1) $(code_of w0)"
+expect_eq "a command exits 7: its runner exits 7, the other 3" "7 3" "$(runner_code w1) $(runner_code w0)"
 expect_match "... with the reason" "rbarrier: $name: job broken: w1's command exited 7" "$(cat "$d/w0.err")"
 check "... every command and grandchild is gone" all_gone w0 w1
 
@@ -90,7 +77,7 @@ for sig in TERM INT; do
     kill -$sig "$(cat "$d/w1.pid")"
     wait
     want=$([ $sig = TERM ] && echo 143 || echo 130)
-    expect_eq "runner got SIG$sig: it exits $want, the other 3" "$want 3" "$(code_of w1) $(code_of w0)"
+    expect_eq "runner got SIG$sig: it exits $want, the other 3" "$want 3" "$(runner_code w1) $(runner_code w0)"
     what=$([ $sig = TERM ] && echo "terminated \\(SIGTERM\\)" || echo "interrupted \\(SIGINT\\)")
     expect_match "... reason: w1 was $what" "job stopped: w1 was $what" "$(cat "$d/w0.err")"
     check "... every command and grandchild is gone" all_gone w0 w1
@@ -98,14 +85,14 @@ done
 
 # 5. Runner and command killed with -9: the lease runs out and the others
 #    exit 3 within lease + margin, naming the member.
-setup kill9
+job_setup kill9
 for id in w0 w1 w2; do start_member $id --n 3 --lease 2 --timeout 30 -- sh -c "$(member)"; done
 check "kill -9: commands started" wait_until 30 started w0 w1 w2
 t0=$(ms)
 kill -9 "$(cat "$d/w1.pid")" "$(cat "$d/w1.child")" "$(cat "$d/w1.grand")"
 wait
 t1=$(ms)
-expect_eq "runner and command kill -9'd: the others exit 3" "3 3" "$(code_of w0) $(code_of w2)"
+expect_eq "runner and command kill -9'd: the others exit 3" "3 3" "$(runner_code w0) $(runner_code w2)"
 expect_match "... reason: its lease expired" "job broken: lease of w1 expired" "$(cat "$d/w0.err")"
 diag "silent death to last exit: $((t1 - t0)) ms (lease 2 s)"
 if [ $((t1 - t0)) -lt 5000 ]; then ok "... within lease + 3 s ($((t1 - t0)) ms)"
@@ -114,7 +101,7 @@ check "... the others' commands are gone" all_gone w0 w2
 
 # 6. The runner alone killed with -9: its guard ends the command's whole
 #    group within a second (margin: 3 s); the others then break by lease.
-setup guard
+job_setup guard
 for id in w0 w1; do start_member $id --n 2 --lease 2 --timeout 30 -- sh -c "$(member)"; done
 check "guard: commands started" wait_until 30 started w0 w1
 kill -9 "$(cat "$d/w1.pid")"
@@ -124,11 +111,11 @@ t1=$(ms)
 if [ $((t1 - t0)) -lt 3000 ]; then ok "... within 3 s ($((t1 - t0)) ms; target 1 s)"
 else not_ok "... within 3 s ($((t1 - t0)) ms)"; fi
 wait
-expect_eq "... the other member exits 3" 3 "$(code_of w0)"
+expect_eq "... the other member exits 3" 3 "$(runner_code w0)"
 
 # 7. A command that ignores SIGTERM in a broken job is killed --kill-after
 #    later; the runner exits 3 after it is gone.
-setup ignore
+job_setup ignore
 start_member w0 --n 2 --kill-after 1 --timeout 30 -- sh -c "trap '' TERM; $(member)"
 start_member w1 --n 2 --timeout 30 -- sh -c "$(member)"
 check "ignoring TERM: commands started" wait_until 30 started w0 w1
@@ -136,13 +123,13 @@ t0=$(ms)
 kill -9 "$(cat "$d/w1.child")"
 wait
 t1=$(ms)
-expect_eq "a command ignoring SIGTERM: its runner exits 3 after --kill-after" 3 "$(code_of w0)"
+expect_eq "a command ignoring SIGTERM: its runner exits 3 after --kill-after" 3 "$(runner_code w0)"
 check "... the command and its grandchild are gone" all_gone w0
 if [ $((t1 - t0)) -ge 900 ]; then ok "... not before --kill-after ($((t1 - t0)) ms)"
 else not_ok "... not before --kill-after ($((t1 - t0)) ms)"; fi
 
 # 8. status: a running job, a broken one, an unknown name.
-setup status
+job_setup status
 for id in w0 w1; do start_member $id --expect w0,w1 --timeout 30 -- sh -c "$(member)"; done
 check "status: commands started" wait_until 30 started w0 w1
 out=$(rb status --name "$name")
@@ -164,24 +151,24 @@ out=$(rb status --name "$(fresh unknown)" 2>&1)
 expect_match "... and says unknown" "unknown" "$out"
 
 # 9. reset --job: every member stops, exits 3 with "reset".
-setup reset
+job_setup reset
 for id in w0 w1; do start_member $id --n 2 --restarts 3 --timeout 30 -- sh -c "$(member)"; done
 check "reset: commands started" wait_until 30 started w0 w1
 rb reset --name "$name" --job > /dev/null
 wait
-expect_eq "reset --job: both members exit 3 (restarts notwithstanding)" "3 3" "$(code_of w0) $(code_of w1)"
+expect_eq "reset --job: both members exit 3 (restarts notwithstanding)" "3 3" "$(runner_code w0) $(runner_code w1)"
 expect_match "... reason: reset" "job broken: reset" "$(cat "$d/w1.err")"
 check "... commands gone" all_gone w0 w1
 
 # 10. --restarts: a member fails once; every member meets again and reruns
 #     with RBARRIER_RESTART 1; all exit 0.
-setup restart
+job_setup restart
 for id in w0 w1 w2; do
     start_member $id --n 3 --restarts 2 --timeout 30 -- sh -c \
         'echo "$RBARRIER_RESTART" >> "'"$d"'/$RBARRIER_ID.runs"; if [ "$RBARRIER_ID$RBARRIER_RESTART" = w10 ]; then exit 9; fi; sleep 0.5'
 done
 wait
-expect_eq "restarts: a member failing once, then everyone exits 0" "0 0 0" "$(code_of w0) $(code_of w1) $(code_of w2)"
+expect_eq "restarts: a member failing once, then everyone exits 0" "0 0 0" "$(runner_code w0) $(runner_code w1) $(runner_code w2)"
 # (Another member may learn of the break before its command started: then
 # it runs only the second time.)
 expect_eq "... the failing command ran twice, RBARRIER_RESTART 0 then 1" "0 1" "$(echo $(cat "$d/w1.runs"))"
@@ -190,14 +177,14 @@ expect_eq "... every command's last run was restart 1" "1 1 1" \
 expect_match "... the others said why they restarted" "w1's command exited 9; restart 1 of 2" "$(cat "$d/w0.err")"
 
 # Restarts used up: the failing runner exits with its command's status.
-setup restart2
+job_setup restart2
 start_member w0 --n 2 --restarts 1 --timeout 30 -- sh -c "$(member)"
 start_member w1 --n 2 --restarts 1 --timeout 30 -- sh -c 'exit 4'
 wait
-expect_eq "restarts used up: the failing runner exits 4, the other 3" "4 3" "$(code_of w1) $(code_of w0)"
+expect_eq "restarts used up: the failing runner exits 4, the other 3" "4 3" "$(runner_code w1) $(runner_code w0)"
 
 # A runner killed -9 and started again with the same id rejoins the epoch.
-setup rejoin
+job_setup rejoin
 start_member w0 --n 2 --lease 2 --restarts 1 --timeout 30 -- sh -c \
     "echo \$RBARRIER_RESTART >> '$d/w0.runs'; [ \$RBARRIER_RESTART = 1 ] && exit 0; $(member)"
 start_member w1 --n 2 --lease 2 --restarts 1 --timeout 30 -- sh -c \
@@ -209,7 +196,7 @@ mv "$d/w1.code" "$d/w1.first" 2>/dev/null
 start_member w1 --n 2 --lease 2 --restarts 1 --timeout 30 -- sh -c \
     "echo \$RBARRIER_RESTART >> '$d/w1.runs'; [ \$RBARRIER_RESTART = 1 ] && exit 0; $(member)"
 wait
-expect_eq "a member's runner started again: both exit 0" "0 0" "$(code_of w0) $(code_of w1)"
+expect_eq "a member's runner started again: both exit 0" "0 0" "$(runner_code w0) $(runner_code w1)"
 expect_eq "... the new runner ran attempt 1" "0 1" "$(echo $(cat "$d/w1.runs"))"
 
 # A process the failed command moved out of its process group (setsid) is
@@ -217,7 +204,7 @@ expect_eq "... the new runner ran attempt 1" "0 1" "$(echo $(cat "$d/w1.runs"))"
 # supervisor holds the whole tree, not only the group), and its end is no
 # signal to the runner, which enters and reruns (the other member's
 # command takes 2 s to stop, so the entering round is still open).
-setup leftover
+job_setup leftover
 start_member w0 --n 2 --restarts 1 --timeout 30 -- sh -c \
     "[ \$RBARRIER_RESTART = 1 ] && exit 0; trap 'sleep 2; exit 0' TERM; while :; do sleep 0.05; done"
 start_member w1 --n 2 --restarts 1 --timeout 30 -- sh -c \
@@ -225,7 +212,7 @@ start_member w1 --n 2 --restarts 1 --timeout 30 -- sh -c \
      setsid sh -c 'echo \$\$ > $d/away.tmp; mv $d/away.tmp $d/away; sleep 5; touch $d/left' &
      while [ ! -e '$d/away' ]; do sleep 0.01; done; exit 9"
 wait
-expect_eq "a leftover of the failed command: both exit 0" "0 0" "$(code_of w0) $(code_of w1)"
+expect_eq "a leftover of the failed command: both exit 0" "0 0" "$(runner_code w0) $(runner_code w1)"
 check "... the leftover (setsid) was ended with its command" \
     sh -c "! kill -0 $(cat "$d/away" 2>/dev/null || echo 999999999) 2>/dev/null"
 check "... and never finished its work" test ! -e "$d/left"
@@ -262,7 +249,7 @@ if start_redis jobrestart; then
     stop_redis "$REDIS_PID"
     REDIS_PORT_WANT=$REDIS_PORT start_redis jobrestart
     wait
-    expect_eq "Redis restarted empty mid-job: both runners exit 1" "1 1" "$(code_of w0) $(code_of w1)"
+    expect_eq "Redis restarted empty mid-job: both runners exit 1" "1 1" "$(runner_code w0) $(runner_code w1)"
     expect_match "... saying the state was lost" "state lost" "$(cat "$d/w0.err")"
     check "... their commands are gone" all_gone w0 w1
     stop_redis "$REDIS_PID"
@@ -272,13 +259,13 @@ fi
 
 # 14. Inside a job, wait takes --n and --id from the job, and sync/train
 #     take --worker from RBARRIER_RANK; outside one, --worker is required.
-setup injob
+job_setup injob
 for id in w0 w1; do
     start_member $id --expect w0,w1 --timeout 30 -- sh -c \
         "$RBARRIER wait --name '$name-b' --timeout 20 && $RBARRIER train --param '$name-p' > /dev/null && $RBARRIER sync --param '$name-p' > '$d/'\$RBARRIER_ID.sync"
 done
 wait
-expect_eq "in a job: wait, train and sync without --n/--id/--worker" "0 0" "$(code_of w0) $(code_of w1)"
+expect_eq "in a job: wait, train and sync without --n/--id/--worker" "0 0" "$(runner_code w0) $(runner_code w1)"
 expect_eq "... train counted each member once, sync used the rank" "1 1 2" \
     "$(rcli EXISTS "$(pkey "$name-p"):local:0") $(rcli EXISTS "$(pkey "$name-p"):local:1") $(rcli GET "$(pkey "$name-p")")"
 out=$(env -u RBARRIER_JOB $RBARRIER sync --param "$name-p" 2>&1)

@@ -9,57 +9,49 @@
 T=$RB_TEST_TMP
 ms() { date +%s%3N; }
 
-start_member() {
-    local tag=$1; shift
-    ( env --default-signal=INT $RBARRIER run --name "$name" "$@" 2> "$d/$tag.err" &
-      echo $! > "$d/$tag.pid"
-      exec 2>/dev/null; wait $!; echo $? > "$d/$tag.code" ) &
-}
-code_of() { cat "$d/$1.code" 2>/dev/null; }
 ended() { [ -s "$d/$1.code" ]; }
 has() { [ -s "$d/$1" ]; }
-setup() { name=$(fresh "$1"); d=$T/$name; mkdir -p "$d"; }
 entered() { [ "$(rcli ZCARD "rb:j:{$name}:$(rcli HGET "rb:j:{$name}" epoch):0:in")" = "$1" ]; }
 
 # 1. Two runners with one id while the job enters: the second waits about
 #    a lease and is refused (exit 2, naming the id); nothing of it counts.
-setup dup
-start_member a --id w0 --n 2 --lease 1.5 --timeout 30 -- sh -c "echo a >> '$d/ran'; sleep 1"
+job_setup dup
+start_runner a --id w0 --n 2 --lease 1.5 --timeout 30 -- sh -c "echo a >> '$d/ran'; sleep 1"
 check "dup: the first runner entered" wait_until 20 entered 1
 t0=$(ms)
-start_member b --id w0 --n 2 --lease 1.5 --timeout 30 -- sh -c "echo b >> '$d/ran'; sleep 1"
+start_runner b --id w0 --n 2 --lease 1.5 --timeout 30 -- sh -c "echo b >> '$d/ran'; sleep 1"
 wait_until 30 ended b
 t1=$(ms)
-expect_eq "... the second runner with the id is refused (exit 2)" 2 "$(code_of b)"
+expect_eq "... the second runner with the id is refused (exit 2)" 2 "$(runner_code b)"
 expect_match "... naming the id and the live runner" "id 'w0' is held by a live runner" "$(cat "$d/b.err")"
 if [ $((t1 - t0)) -ge 500 ] && [ $((t1 - t0)) -lt 10000 ]; then
     ok "... after waiting about one lease ($((t1 - t0)) ms; lease 1.5 s)"
 else not_ok "... after waiting about one lease ($((t1 - t0)) ms; lease 1.5 s)"; fi
 expect_eq "... it was not counted as a member" 1 "$(rcli ZCARD "rb:j:{$name}:$(rcli HGET "rb:j:{$name}" epoch):0:in")"
-start_member c --id w1 --n 2 --lease 1.5 --timeout 30 -- sh -c "echo c >> '$d/ran'; sleep 1"
+start_runner c --id w1 --n 2 --lease 1.5 --timeout 30 -- sh -c "echo c >> '$d/ran'; sleep 1"
 wait
-expect_eq "... the job then runs with the real second member" "0 0" "$(code_of a) $(code_of c)"
+expect_eq "... the job then runs with the real second member" "0 0" "$(runner_code a) $(runner_code c)"
 expect_eq "... and each command ran once" "a c" "$(sort "$d/ran" | tr '\n' ' ' | sed 's/ $//')"
 
 # 2. The holder is stopped (SIGSTOP) while entering: past its lease the
 #    newcomer takes the place; the old one, continued, finds it taken and
 #    exits 1 without running its command.
-setup takeover
-start_member a --id w0 --n 2 --lease 1.5 --timeout 30 -- sh -c "echo a >> '$d/ran'"
+job_setup takeover
+start_runner a --id w0 --n 2 --lease 1.5 --timeout 30 -- sh -c "echo a >> '$d/ran'"
 check "takeover: the first runner entered" wait_until 20 entered 1
 kill -STOP "$(cat "$d/a.pid")"
 nonce_of_w0() { rcli HGET "rb:j:{$name}:$(rcli HGET "rb:j:{$name}" epoch):m" nonce:w0; }
 first=$(nonce_of_w0)
 taken() { [ "$(nonce_of_w0)" != "$first" ]; }
-start_member b --id w0 --n 2 --lease 1.5 --timeout 30 -- sh -c "echo b >> '$d/ran'; sleep 1"
+start_runner b --id w0 --n 2 --lease 1.5 --timeout 30 -- sh -c "echo b >> '$d/ran'; sleep 1"
 check "... the newcomer takes the place once the lease passed" wait_until 20 taken
-start_member c --id w1 --n 2 --lease 1.5 --timeout 30 -- sh -c "echo c >> '$d/ran'; sleep 1"
+start_runner c --id w1 --n 2 --lease 1.5 --timeout 30 -- sh -c "echo c >> '$d/ran'; sleep 1"
 wait_until 30 ended b
 wait_until 30 ended c
-expect_eq "... the job runs with it (both exit 0)" "0 0" "$(code_of b) $(code_of c)"
+expect_eq "... the job runs with it (both exit 0)" "0 0" "$(runner_code b) $(runner_code c)"
 kill -CONT "$(cat "$d/a.pid")"
 wait
-expect_eq "... the old runner, continued, exits 1" 1 "$(code_of a)"
+expect_eq "... the old runner, continued, exits 1" 1 "$(runner_code a)"
 expect_match "... saying another runner took its place" "another runner took the place of id 'w0'" "$(cat "$d/a.err")"
 expect_eq "... and its command never ran" "b c" "$(sort "$d/ran" | tr '\n' ' ' | sed 's/ $//')"
 
@@ -68,14 +60,14 @@ expect_eq "... and its command never ran" "b c" "$(sort "$d/ran" | tr '\n' ' ' |
 if start_redis jobflush; then
     setup flush
     for id in w0 w1; do
-        RBARRIER_URL=redis://127.0.0.1:$REDIS_PORT start_member $id --id $id --n 2 --lease 1.5 \
+        RBARRIER_URL=redis://127.0.0.1:$REDIS_PORT start_runner $id --id $id --n 2 --lease 1.5 \
             --timeout 30 -- sh -c "echo \$\$ > '$d/$id.child'; exec sleep 60"
     done
     check "flush: both commands run" wait_until 20 has w0.child
     wait_until 20 has w1.child
     redis-cli -p "$REDIS_PORT" FLUSHALL >/dev/null
     wait
-    expect_eq "FLUSHALL while running: both runners exit 1" "1 1" "$(code_of w0) $(code_of w1)"
+    expect_eq "FLUSHALL while running: both runners exit 1" "1 1" "$(runner_code w0) $(runner_code w1)"
     expect_match "... saying the state was lost" "state lost" "$(cat "$d/w0.err")"
     check "... their commands were stopped" pid_gone "$(cat "$d/w0.child")"
     check "... both" pid_gone "$(cat "$d/w1.child")"

@@ -6,16 +6,8 @@
 T=$RB_TEST_TMP
 ms() { date +%s%3N; }
 
-# start_member ID [run flags...] -- CMD: a runner in the background; its
-# exit code in $d/ID.code, its stderr in $d/ID.err.
-start_member() {
-    local id=$1; shift
-    ( env --default-signal=INT $RBARRIER run --name "$name" --id "$id" "$@" 2> "$d/$id.err" &
-      exec 2>/dev/null; wait $!; echo $? > "$d/$id.code" ) &
-}
-code_of() { cat "$d/$1.code" 2>/dev/null; }
 has() { [ -s "$1" ]; }
-setup() { name=$(fresh "$1"); d=$T/$name; mkdir -p "$d"; bar=$(fresh x); }
+setup() { job_setup "$1"; bar=$(fresh x); }
 
 # members BAR: the parties in the rounds of barrier BAR (its name is fresh,
 # so whatever its keys look like, only its own match).
@@ -56,14 +48,14 @@ expect_match "... naming the job's reason" "w0's command exited 7" "$(cat "$d/w1
 diag "break to the wait's exit: $((t1 - t0)) ms"
 if [ $((t1 - t0)) -lt 5000 ]; then ok "... well under the 30 s lease ($((t1 - t0)) ms)"
 else not_ok "... well under the 30 s lease ($((t1 - t0)) ms)"; fi
-expect_eq "... the runners exit 7 and 3" "7 3" "$(code_of w0) $(code_of w1)"
+expect_eq "... the runners exit 7 and 3" "7 3" "$(runner_code w0) $(runner_code w1)"
 
 # 2. A wait started in a broken job fails at once (exit 3, the reason).
 setup broken
 start_member w0 --n 2 --timeout 30 -- sh -c "echo \$RBARRIER_GEN > '$d/epoch'; exit 7"
 start_member w1 --n 2 --timeout 30 -- sh -c 'sleep 1000 & wait'
 wait
-expect_eq "a broken job: its runners exit 7 and 3" "7 3" "$(code_of w0) $(code_of w1)"
+expect_eq "a broken job: its runners exit 7 and 3" "7 3" "$(runner_code w0) $(runner_code w1)"
 t0=$(ms)
 RBARRIER_JOB=$name RBARRIER_GEN=$(cat "$d/epoch") RBARRIER_RESTART=0 \
 RBARRIER_N=2 RBARRIER_ID=w1 rb wait --name "$bar" --timeout 20 2> "$d/late.err"
@@ -91,7 +83,7 @@ start_member w1 --n 2 --restarts 1 --timeout 30 -- sh -c "
 check "restart: member 0 arrived in attempt 0" wait_until 30 members_are "$bar" 1
 touch "$d/go"
 wait
-expect_eq "... the job passes in attempt 1" "0 0" "$(code_of w0) $(code_of w1)"
+expect_eq "... the job passes in attempt 1" "0 0" "$(runner_code w0) $(runner_code w1)"
 expect_eq "... attempt 1's wait does not count attempt 0's arrival (times out)" \
     124 "$(cat "$d/w1a1.wcode" 2>/dev/null)"
 check "... attempt 0's wait ended with the break" wait_until 30 has "$d/w0a0.wcode"
@@ -125,4 +117,4 @@ wait
 expect_eq "... with exit 3" 3 "$(cat "$d/w1.wcode" 2>/dev/null)"
 if [ $((t1 - t0)) -lt 5000 ]; then ok "... at once ($((t1 - t0)) ms)"
 else not_ok "... at once ($((t1 - t0)) ms)"; fi
-expect_eq "... the runners exit 7 and 3" "7 3" "$(code_of w0) $(code_of w1)"
+expect_eq "... the runners exit 7 and 3" "7 3" "$(runner_code w0) $(runner_code w1)"

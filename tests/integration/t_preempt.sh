@@ -8,17 +8,7 @@
 T=$RB_TEST_TMP
 ms() { date +%s%3N; }
 
-# start_member ID [run flags...] -- CMD: a runner in the background; its
-# pid in $d/ID.pid, its exit code in $d/ID.code, its stderr in $d/ID.err.
-start_member() {
-    local id=$1; shift
-    ( env --default-signal=INT $RBARRIER run --name "$name" --id "$id" "$@" 2> "$d/$id.err" &
-      echo $! > "$d/$id.pid"
-      exec 2>/dev/null; wait $!; echo $? > "$d/$id.code" ) &
-}
-code_of() { cat "$d/$1.code" 2>/dev/null; }
 ready() { local id; for id in "$@"; do [ -s "$d/$id.ready" ] || return 1; done; }
-setup() { name=$(fresh "$1"); d=$T/$name; mkdir -p "$d"; }
 
 # A training loop that steps until it gets SIGTERM, then agrees on a step
 # with the others (the largest) and saves it: the README's example. The
@@ -37,7 +27,7 @@ EOF
 
 # 1. One runner is preempted (SIGTERM): every member saves the same step,
 #    the signalled runner exits 143, the others 3 with the reason.
-setup one
+job_setup one
 start_member m0 --n 3 --timeout 30 --kill-after 20s -- sh -c "$(train 0.2)"
 start_member m1 --n 3 --timeout 30 --kill-after 20s -- sh -c "$(train 0.1)"
 start_member m2 --n 3 --timeout 30 --kill-after 20s -- sh -c "$(train 0.3)"
@@ -46,7 +36,7 @@ sleep 1
 kill -TERM "$(cat "$d/m0.pid")"
 wait
 expect_eq "... the signalled runner exits 143, the others 3" "143 3 3" \
-    "$(code_of m0) $(code_of m1) $(code_of m2)"
+    "$(runner_code m0) $(runner_code m1) $(runner_code m2)"
 s0=$(cat "$d/m0.saved" 2>/dev/null); s1=$(cat "$d/m1.saved" 2>/dev/null); s2=$(cat "$d/m2.saved" 2>/dev/null)
 expect_match "... every member saved a step" '^[0-9]+$' "$s0"
 expect_eq "... the same step on every member" "$s0 $s0 $s0" "$s0 $s1 $s2"
@@ -57,7 +47,7 @@ expect_match "... status: the job stopped" "stopped" "$st"
 
 # 2. Every runner is preempted at once (the whole job): the same step
 #    everywhere, every runner exits 143.
-setup all
+job_setup all
 for id in m0 m1 m2; do
     start_member $id --n 3 --timeout 30 --kill-after 20s -- sh -c "$(train 0.1)"
 done
@@ -65,7 +55,7 @@ check "preempt all: every command runs" wait_until 30 ready m0 m1 m2
 sleep 1
 kill -TERM "$(cat "$d/m0.pid")" "$(cat "$d/m1.pid")" "$(cat "$d/m2.pid")"
 wait
-expect_eq "... every runner exits 143" "143 143 143" "$(code_of m0) $(code_of m1) $(code_of m2)"
+expect_eq "... every runner exits 143" "143 143 143" "$(runner_code m0) $(runner_code m1) $(runner_code m2)"
 s0=$(cat "$d/m0.saved" 2>/dev/null); s1=$(cat "$d/m1.saved" 2>/dev/null); s2=$(cat "$d/m2.saved" 2>/dev/null)
 expect_match "... every member saved a step" '^[0-9]+$' "$s0"
 expect_eq "... the same step on every member" "$s0 $s0 $s0" "$s0 $s1 $s2"
@@ -73,7 +63,7 @@ expect_eq "... the same step on every member" "$s0 $s0 $s0" "$s0 $s1 $s2"
 # 3. A member whose command exits on SIGTERM without saving breaks the save
 #    round for the others at once (they learn who left), whether they
 #    arrived before it left or after.
-setup gone
+job_setup gone
 start_member m0 --n 3 --timeout 30 --kill-after 20s -- sh -c "$(train 0.1)"
 start_member m1 --n 3 --timeout 30 --kill-after 20s -- sh -c "$(train 0.1)"
 start_member m2 --n 3 --timeout 30 --kill-after 20s -- \
@@ -84,14 +74,14 @@ t0=$(ms)
 kill -TERM "$(cat "$d/m0.pid")"
 wait
 t1=$(ms)
-expect_eq "... the runners exit 143, 3, 3" "143 3 3" "$(code_of m0) $(code_of m1) $(code_of m2)"
+expect_eq "... the runners exit 143, 3, 3" "143 3 3" "$(runner_code m0) $(runner_code m1) $(runner_code m2)"
 expect_eq "... no member saved" "" "$(cat "$d"/*.saved 2>/dev/null)"
 if [ $((t1 - t0)) -lt 10000 ]; then ok "... nobody waited for the member that left ($((t1 - t0)) ms; the grace is 20 s)"
 else not_ok "... nobody waited for the member that left ($((t1 - t0)) ms)"; fi
 
 # 4. A command that ignores SIGTERM is killed at the end of the grace; the
 #    others, done saving, have left; nothing is restarted by --restarts.
-setup grace
+job_setup grace
 start_member m0 --n 2 --timeout 30 --kill-after 2s --restarts 2 -- \
     sh -c "echo \$\$ > '$d'/m0.ready; echo x >> '$d'/m0.runs; trap '' TERM; while :; do sleep 0.1; done"
 start_member m1 --n 2 --timeout 30 --kill-after 2s --restarts 2 -- \
@@ -101,7 +91,7 @@ t0=$(ms)
 kill -TERM "$(cat "$d/m1.pid")"
 wait
 t1=$(ms)
-expect_eq "... the runners exit 3 and 143" "3 143" "$(code_of m0) $(code_of m1)"
+expect_eq "... the runners exit 3 and 143" "3 143" "$(runner_code m0) $(runner_code m1)"
 if [ $((t1 - t0)) -ge 1900 ] && [ $((t1 - t0)) -lt 12000 ]; then
     ok "... SIGKILL at the end of the 2 s grace ($((t1 - t0)) ms)"
 else not_ok "... SIGKILL at the end of the 2 s grace ($((t1 - t0)) ms)"; fi
