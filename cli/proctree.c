@@ -17,7 +17,7 @@
 typedef struct proc_stat {
     pid_t pid, ppid, pgrp;
     char state;
-    char below;    /* marked by cli_ptree_below */
+    char below;    /* marked by mark_below */
 } proc_stat;
 
 /* pid's line of /proc: 0, or -1 when it is gone. */
@@ -128,25 +128,35 @@ static size_t cgroup_all(const char *cgroup, proc_stat **out)
     return n;
 }
 
-/* Mark (below) the processes of all that descend from root. */
+static int by_pid(const void *a, const void *b)
+{
+    pid_t x = ((const proc_stat *)a)->pid, y = ((const proc_stat *)b)->pid;
+
+    return (x > y) - (x < y);
+}
+
+/* Mark (below) the processes of all that descend from root, sorting all by
+ * pid: each one's parent is then a binary search away, so a walk of a
+ * host's thousands of processes costs n log n a pass, not n squared. */
 static void mark_below(proc_stat *all, size_t n, pid_t root)
 {
-    size_t i, j;
+    size_t i;
     int grew;
 
-    /* Mark children of marked processes until a pass adds nothing (the
-     * tree is shallow: a few passes). */
+    qsort(all, n, sizeof(*all), by_pid);
+    /* Until a pass marks nothing more: children mostly have higher pids
+     * than their parents, so one or two passes. */
     do {
         grew = 0;
         for (i = 0; i < n; i++) {
+            proc_stat key, *parent;
+
             if (all[i].below)
                 continue;
-            if (all[i].ppid == root)
-                all[i].below = 1;
-            for (j = 0; !all[i].below && j < n; j++)
-                if (all[j].below && all[j].pid == all[i].ppid)
-                    all[i].below = 1;
-            grew |= all[i].below;
+            key.pid = all[i].ppid;
+            parent = bsearch(&key, all, n, sizeof(*all), by_pid);
+            if (all[i].ppid == root || (parent && parent->below))
+                grew = all[i].below = 1;
         }
     } while (grew);
 }
@@ -164,11 +174,13 @@ static int has_env(pid_t pid, const char *entry)
         return 0;
     do {
         if (len == cap) {
-            char *grown = realloc(buf, cap = cap ? cap * 2 : 4096);
+            size_t ncap = cap ? cap * 2 : 4096;
+            char *grown = realloc(buf, ncap);
 
             if (grown == NULL)
                 break;
             buf = grown;
+            cap = ncap;
         }
         got = read(fd, buf + len, cap - len);
         len += got > 0 ? (size_t)got : 0;
