@@ -71,7 +71,7 @@ check "... every command and grandchild is gone" all_gone w0 w1
 #    stops (t_preempt.sh has the rest): 128+sig, the others exit 3 with
 #    "job stopped: w1 was ..."; the group of each is gone.
 for sig in TERM INT; do
-    setup "sig$sig"
+    job_setup "sig$sig"
     for id in w0 w1; do start_member $id --n 2 --timeout 30 -- sh -c "$(member)"; done
     check "$sig: commands started" wait_until 30 started w0 w1
     kill -$sig "$(cat "$d/w1.pid")"
@@ -239,7 +239,7 @@ fi
 # 13. Redis restarted without persistence mid-job: the state is gone, each
 #     runner stops its command and exits 1; never 0.
 if start_redis jobrestart; then
-    setup lostjob
+    job_setup lostjob
     url=redis://127.0.0.1:$REDIS_PORT
     for id in w0 w1; do
         ( RBARRIER_URL=$url $RBARRIER run --name "$name" --id $id --n 2 --lease 2 --timeout 30 \

@@ -58,7 +58,7 @@ expect_eq "... and its command never ran" "b c" "$(sort "$d/ran" | tr '\n' ' ' |
 # 3. The job's state vanishes while it runs (FLUSHALL, on a server of its
 #    own): every runner stops its command and exits 1 ("state lost").
 if start_redis jobflush; then
-    setup flush
+    job_setup flush
     for id in w0 w1; do
         RBARRIER_URL=redis://127.0.0.1:$REDIS_PORT start_runner $id --id $id --n 2 --lease 1.5 \
             --timeout 30 -- sh -c "echo \$\$ > '$d/$id.child'; exec sleep 60"
