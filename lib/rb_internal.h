@@ -240,6 +240,9 @@ int rb_key__history(char *buf, size_t len, const char *prefix,
 /* The Redis Cluster slot of a key: CRC16 of its {tag} (of the whole key
  * when it has no non-empty tag) mod 16384, as redis' keyHashSlot. */
 unsigned rb_key__slot(const char *key, size_t len);
+/* The keeper of key's slot: "<prefix>:k:{T}" (rb_keys.c). */
+int rb_key__keeper(char *buf, size_t len, const char *prefix,
+                   const char *key, rb_error *err);
 /* 1 when all count keys hash to one slot (a script may touch only one). */
 int rb_key__same_slot(const char *const *keys, int count);
 /* The scripts' ttl in whole seconds from a ttl in ms, rounded up (0 or

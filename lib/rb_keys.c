@@ -134,6 +134,26 @@ unsigned rb_key__slot(const char *key, size_t len)
     return crc16(key + s + 1, e - s - 1) & 16383;
 }
 
+/* "<prefix>:k:{T}", the keeper of key's slot (lua/includes/keeper.lua):
+ * T is the smallest decimal number whose slot is the key's, so every name
+ * of one slot shares one keeper and each script stays in one slot. Every
+ * slot has such a number below 10^6 (the loop is bounded all the same). */
+int rb_key__keeper(char *buf, size_t len, const char *prefix,
+                   const char *key, rb_error *err)
+{
+    unsigned slot = rb_key__slot(key, strlen(key));
+    char tag[16];
+    long i;
+
+    for (i = 0; i < 10000000L; i++) {
+        int n = snprintf(tag, sizeof(tag), "%ld", i);
+
+        if ((crc16(tag, (size_t)n) & 16383) == slot)
+            return build(buf, len, prefix, 'k', tag, "", err);
+    }
+    return rb_error__set(err, RB_EINVAL, "no keeper tag for slot %u", slot);
+}
+
 int rb_key__same_slot(const char *const *keys, int count)
 {
     unsigned slot;

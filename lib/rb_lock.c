@@ -35,6 +35,7 @@
 #include "rb_lock.h"
 #include "rb_reply.h"
 #include "rb_script.h"
+#include "rb_sha1.h"
 
 #define RB_LOCK_DEFAULT_LEASE_MS 10000
 #define RB_LOCK_DEFAULT_TTL_S 86400
@@ -59,6 +60,9 @@ struct rb_lock {
     char id[RB_NAME_MAX + 1];
     char nonce[33];
     char base[RB_KEY_MAX];
+    char keeper[RB_KEY_MAX];  /* the keeper of base's slot */
+    char marked[32];          /* lock-acquire's ARGV[8]: "<k> <found>"
+                                 once a marker was loaded, else "" */
     char wake[RB_KEY_MAX];
     char lease_text[24];
     char ttl_text[24];
@@ -96,14 +100,14 @@ static int run_acquire(rb_lock *l, const char *max, int first,
                        rb_call *call, rb_lock_reply *out,
                        rb_error *err)
 {
-    const char *keys[1] = { l->base };
-    const char *args[7] = { l->id, l->nonce, max, l->lease_text,
+    const char *keys[2] = { l->base, l->keeper };
+    const char *args[8] = { l->id, l->nonce, max, l->lease_text,
                             l->ttl_text, first ? "1" : "0",
-                            l->shared ? "s" : "x" };
+                            l->shared ? "s" : "x", l->marked };
     redisReply *r = NULL;
     int rc;
 
-    rc = rb_script__run(l->c, RB_SCRIPT_LOCK_ACQUIRE, keys, args, 7, call,
+    rc = rb_script__run(l->c, RB_SCRIPT_LOCK_ACQUIRE, keys, args, 8, call,
                         &r, err);
     if (rc != RB_OK)
         return script_failed(l, rc, call, err);
@@ -114,7 +118,8 @@ static int run_acquire(rb_lock *l, const char *max, int first,
                         out->kind != RB_LOCK_BADMAX &&
                         out->kind != RB_LOCK_BUSY &&
                         out->kind != RB_LOCK_LOST &&
-                        out->kind != RB_LOCK_GONE))
+                        out->kind != RB_LOCK_GONE &&
+                        !(out->kind == RB_LOCK_KEEPER && first)))
         return bad_reply(l, "lock-acquire", err);
     return RB_OK;
 }
@@ -122,7 +127,7 @@ static int run_acquire(rb_lock *l, const char *max, int first,
 static int run_renew(rb_lock *l, rb_call *call, rb_lock_reply *out,
                      rb_error *err)
 {
-    const char *keys[1] = { l->base };
+    const char *keys[2] = { l->base, l->keeper };
     const char *args[4] = { l->id, l->nonce, l->lease_text, l->ttl_text };
     redisReply *r = NULL;
     int rc;
@@ -143,7 +148,7 @@ static int run_renew(rb_lock *l, rb_call *call, rb_lock_reply *out,
 static int run_release(rb_lock *l, rb_call *call, rb_lock_reply *out,
                        rb_error *err)
 {
-    const char *keys[1] = { l->base };
+    const char *keys[2] = { l->base, l->keeper };
     const char *args[3] = { l->id, l->nonce, l->ttl_text };
     redisReply *r = NULL;
     int rc;
@@ -158,6 +163,76 @@ static int run_release(rb_lock *l, rb_call *call, rb_lock_reply *out,
                         out->kind != RB_LOCK_LEFT &&
                         out->kind != RB_LOCK_NONE))
         return bad_reply(l, "lock-release", err);
+    return RB_OK;
+}
+
+/* ---- the keeper's markers (lua/includes/keeper.lua) ---- */
+
+#define KEEPER_CLASS_MIN 10
+#define KEEPER_CLASS_MAX 40   /* 2^40 ms: the longest lease, 10^12 ms */
+
+/* The marker of lease class k for this lock's keeper: a script that does
+ * nothing, whose presence in the server's script cache survives FLUSHALL. */
+static int marker_source(const rb_lock *l, int k, char *buf, size_t len)
+{
+    return snprintf(buf, len, "return 'rbarrier keeper marker: %s, leases "
+                    "up to 2^%d ms'", l->keeper, k);
+}
+
+/* One call of the marker of class k (EVALSHA, or EVAL to load it), sent
+ * to the keeper's node. Returns 1 when it ran, 0 when the server does not
+ * have it (NOSCRIPT, EVALSHA only), or an error code < 0 (-rc). */
+static int marker_call(rb_lock *l, int k, int load, const rb_call *proto,
+                       rb_error *err)
+{
+    char src[RB_KEY_MAX + 96], sha[41];
+    const char *argv[4];
+    size_t lens[4];
+    rb_call call = *proto;
+    redisReply *r = NULL;
+    int n = marker_source(l, k, src, sizeof(src)), rc;
+
+    if (n < 0 || (size_t)n >= sizeof(src))
+        return -rb_error__set(err, RB_EINVAL, "lock %s: keeper key too "
+                              "long", l->name);
+    rb_sha1_hex(src, (size_t)n, sha);
+    argv[0] = load ? "EVAL" : "EVALSHA";
+    argv[1] = load ? src : sha;
+    argv[2] = "1";
+    argv[3] = l->keeper;
+    lens[0] = strlen(argv[0]);
+    lens[1] = strlen(argv[1]);
+    lens[2] = 1;
+    lens[3] = strlen(l->keeper);
+    rc = rb_conn__call(l->c, 4, argv, lens, &call, &r, err);
+    if (r)
+        freeReplyObject(r);
+    if (rc == RB_EREDIS && call.reply_err == RB_REPLY_NOSCRIPT && !load)
+        return 0;
+    return rc == RB_OK ? 1 : -rc;
+}
+
+/* lock-acquire said 'keeper': load the marker of class k before the
+ * keeper may record it; when the keeper is missing, first look for the
+ * markers already there (the highest tells how long an old holder may
+ * still run). Fills l->marked for the next first call. */
+static int mark_keeper(rb_lock *l, const rb_lock_reply *lr,
+                       const rb_call *proto, rb_error *err)
+{
+    int found = -1, k, rc;
+
+    if (lr->keeper_missing)
+        for (k = KEEPER_CLASS_MAX; k >= KEEPER_CLASS_MIN; k--) {
+            if ((rc = marker_call(l, k, 0, proto, err)) < 0)
+                return -rc;
+            if (rc == 1) {
+                found = k;
+                break;
+            }
+        }
+    if ((rc = marker_call(l, lr->klass, 1, proto, err)) < 0)
+        return -rc;
+    snprintf(l->marked, sizeof(l->marked), "%d %d", lr->klass, found);
     return RB_OK;
 }
 
@@ -335,7 +410,7 @@ static int wait_for_grant(rb_lock *l, const rb_lock_opts *o,
     long long started = rb_now_ms();
     char max[24];
     long long dup_until = 0;
-    int first = 1, rc;
+    int first = 1, marks = 0, rc;
 
     snprintf(max, sizeof(max), "%ld", o->max > 0 ? o->max : 1);
     for (;;) {
@@ -382,6 +457,16 @@ static int wait_for_grant(rb_lock *l, const rb_lock_opts *o,
                                  "(nothing written)", l->name, lr.max, max);
         case RB_LOCK_BUSY:
             if ((rc = busy_id(l, &lr, sent, &dup_until, err)) != RB_OK)
+                return rc;
+            continue;
+        case RB_LOCK_KEEPER:
+            /* Nothing was written. Twice is a keeper lost again at
+             * once; a third time is a server that does not keep it. */
+            if (++marks > 3)
+                return rb_error__set(err, RB_EPROTO, "lock %s: the keeper "
+                                     "%s does not keep its marks", l->name,
+                                     l->keeper);
+            if ((rc = mark_keeper(l, &lr, &call, err)) != RB_OK)
                 return rc;
             continue;
         case RB_LOCK_LOST:
@@ -455,6 +540,8 @@ int rb_lock_acquire(rb_lock **out, rb_conn *c, const rb_lock_opts *o,
     snprintf(part, sizeof(part), "wake:%s", o->id);
     if ((rc = rb_key__lock(l->base, sizeof(l->base), o->prefix, o->name,
                            err)) != RB_OK ||
+        (rc = rb_key__keeper(l->keeper, sizeof(l->keeper), o->prefix,
+                             l->base, err)) != RB_OK ||
         (rc = rb_key__lock_part(l->wake, sizeof(l->wake), l->base, part,
                                 err)) != RB_OK) {
         free(l);

@@ -22,7 +22,9 @@ typedef enum rb_lock_kind {
     RB_LOCK_GONE,         /* no entry and no counter: the state was lost */
     RB_LOCK_RELEASED,     /* token */
     RB_LOCK_LEFT,         /* left the queue */
-    RB_LOCK_NONE          /* release found nothing */
+    RB_LOCK_NONE,         /* release found nothing */
+    RB_LOCK_KEEPER        /* load the marker of lease class klass first
+                             (keeper_missing: and look for the others) */
 } rb_lock_kind;
 
 typedef struct rb_lock_reply {
@@ -30,6 +32,8 @@ typedef struct rb_lock_reply {
     long long token;
     long long next_ms;    /* -1: no holder */
     long max;
+    int klass;            /* RB_LOCK_KEEPER: 10..60 */
+    int keeper_missing;
 } rb_lock_reply;
 
 /* Replies of lock-acquire, lock-renew and lock-release (one vocabulary). */

@@ -67,7 +67,8 @@ int rb_lock_reset(long *holders, long *waiters, rb_conn *c,
 {
     rb_error local;
     char base[RB_KEY_MAX];
-    const char *keys[1] = { base };
+    char keeper[RB_KEY_MAX];
+    const char *keys[2] = { base, keeper };
     rb_call call = { .deadline = rb_conn__op_deadline(c), .cancellable = 1 };
     redisReply *r = NULL;
     long long h, w;
@@ -76,7 +77,9 @@ int rb_lock_reset(long *holders, long *waiters, rb_conn *c,
     if (err == NULL)
         err = &local;
     if ((rc = rb_check_name(name, "lock name", err)) != RB_OK ||
-        (rc = rb_key__lock(base, sizeof(base), prefix, name, err)) != RB_OK)
+        (rc = rb_key__lock(base, sizeof(base), prefix, name, err)) != RB_OK ||
+        (rc = rb_key__keeper(keeper, sizeof(keeper), prefix, base, err)) !=
+            RB_OK)
         return rc;
     rc = rb_script__run(c, RB_SCRIPT_LOCK_RESET, keys, NULL, 0, &call, &r,
                         err);
@@ -143,6 +146,17 @@ int rb_lock__decode(const redisReply *r, rb_lock_reply *out)
             rb_reply__int(r->element[1], 0, RB_LOCK_MAX, &v) != RB_OK)
             return RB_EPROTO;
         out->max = (long)v;
+        return RB_OK;
+    }
+    if (word_is(r->element[0], "keeper")) {
+        out->kind = RB_LOCK_KEEPER;
+        if (r->elements != 3 ||
+            rb_reply__int(r->element[1], 10, 60, &v) != RB_OK ||
+            !(word_is(r->element[2], "missing") ||
+              word_is(r->element[2], "class")))
+            return RB_EPROTO;
+        out->klass = (int)v;
+        out->keeper_missing = r->element[2]->str[0] == 'm';
         return RB_OK;
     }
     if (word_is(r->element[0], "busy")) {

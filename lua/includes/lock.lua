@@ -2,6 +2,7 @@
 -- dead holders and waiters, and granting free slots to the queue's head.
 --
 --- @include "includes/history.lua"
+--- @include "includes/keeper.lua"
 --
 -- Keys under the base key rb:l:{NAME} (all derived by lock_key):
 --   rb:l:{NAME}           hash: max (slots, fixed while anyone holds or
@@ -22,7 +23,9 @@
 --                         by a reset, longest expiry
 --                         rq: after a reset, the end of the quarantine
 --                         (ms): the latest lease deadline of the holders
---                         it revoked ('' once over)
+--                         it revoked ('' once over); lq: after a loss of
+--                         state (includes/keeper.lua), the end of the
+--                         quarantine ('' once over)
 --   ...:revoked           zset: nonce -> lease deadline of each holder a
 --                         reset revoked that has not confirmed its stop
 --   ...:holders           zset: id -> lease deadline (ms, server TIME);
@@ -40,10 +43,11 @@
 -- read in one HMGET of the base hash and written in one HSET.
 local function lock_state(base, id)
   local st = redis.call('HMGET', base, 'max', 'seq', 'exp', 'dl', 'i:' .. id,
-                        'rq', 'sh')
+                        'rq', 'sh', 'lq')
   return {max = st[1], seq = st[2], exp = tonumber(st[3] or '0') or 0,
           dl = tonumber(st[4] or ''), entry = st[5],
-          rq = tonumber(st[6] or ''), sh = st[7] == '1'}
+          rq = tonumber(st[6] or ''), sh = st[7] == '1',
+          lq = tonumber(st[8] or '')}
 end
 
 -- After a reset, nothing is granted until every holder it revoked has
@@ -52,14 +56,23 @@ end
 -- and its command may run until then. Returns the quarantine's end (ms)
 -- while it lasts, else nil (and w ends it). One field of the base hash,
 -- read with the rest, tells a lock never reset: no cost there.
+-- After a loss of state, nothing is granted before lq (includes/
+-- keeper.lua): an old holder may run until then and cannot confirm.
 local function lock_quarantine(base, st, now, w)
-  if not st.rq then return nil end
+  local lq = st.lq
+  if lq and lq < now then
+    w.lq = ''
+    st.lq, lq = nil, nil
+  end
+  if not st.rq then return lq end
   local revoked = lock_key(base, 'revoked')
   local last = redis.call('ZRANGE', revoked, -1, -1, 'WITHSCORES')[2]
-  if last and tonumber(last) >= now then return tonumber(last) end
+  if last and tonumber(last) >= now then
+    return math.max(tonumber(last), lq or 0)
+  end
   redis.call('DEL', revoked)
   w.rq = ''
-  return nil
+  return lq
 end
 
 -- An entry's fields; the fifth result is true for a shared request.
@@ -116,7 +129,7 @@ local function lock_expire(base, now, dl, w, ttl)
   dl = now + ttl * 1000
   local h = redis.call('ZRANGE', holders, 0, 0, 'WITHSCORES')[2]
   local q = redis.call('ZRANGE', wait, 0, 0, 'WITHSCORES')[2]
-  if h then dl = tonumber(h) end
+  if h then dl = tonumber(h) else keeper_free(base) end
   if q and (not h or tonumber(q) < dl) then dl = tonumber(q) end
   w.dl = dl
   return dl, gone
@@ -245,6 +258,8 @@ local function lock_grant(base, max, now, ttl, self, held, w, dl, head, hs)
       local token = lock_next_token(base, ttl)
       history_lock(base, 'grant', head, token, ttl)
       redis.call('ZADD', holders, upto, head)
+      -- The grantee may run a full lease from its confirmation.
+      keeper_hold(base, now + lease)
       if held == 0 then lock_created(base, 'holders', ttl) end
       dl = lock_lower(w, dl, upto)
       held = held + 1

@@ -45,6 +45,47 @@ tok_b=$(cat "$T/$name.btok")
 check "a grant after the loss has a larger token ($tok_a -> $tok_b)" test "$tok_b" -gt "$tok_a"
 check "... below 2^53" test "$tok_b" -lt 9007199254740992
 
+# ---- no new grant while a holder of the lost state may still run ---------------
+# A holds with a 3 s lease; its work runs in a grandchild and needs a second
+# to stop after SIGTERM. The state goes (FLUSHALL, or the name's keys
+# deleted as an eviction would) and B asks at once. B's command, when it
+# starts, looks whether A's worker is still alive, and both log their
+# times (A's worker every 50 ms while it works, its second of stopping
+# included); B must start after A's worker is gone and after its last
+# line, and within A's lease class (4.1 s) plus margin.
+cat >"$T/slowwork.sh" <<'WORK'
+echo $$ > "$1.pid"
+work() { echo "alive a $(date +%s%N)" >> "$1"; sleep 0.05; }
+trap 'i=0; while [ $i -lt 20 ]; do work "$1"; i=$((i + 1)); done; exit 0' TERM
+while :; do work "$1"; done
+WORK
+after_loss() {   # after_loss KIND: flush | evict
+    name=$(fresh "loss-$1")
+    log=$T/$name.log
+    spawn "$name.a" $RBARRIER lock --name "$name" --id a --lease 3 --kill-after 5 -- \
+        sh -c "sh '$T/slowwork.sh' '$log'; true"
+    wait_until 20 test -s "$log.pid" || not_ok "$1: a runs its command"
+    case $1 in
+    flush) rcli FLUSHALL >/dev/null ;;
+    evict) for k in $(rcli --scan --pattern "rb:l:{$name}*"); do rcli DEL "$k" >/dev/null; done ;;
+    esac
+    t0=$(now_ms)
+    spawn "$name.b" $RBARRIER lock --name "$name" --id b --lease 3 --timeout 30 -- \
+        sh -c "if kill -0 \$(cat '$log.pid') 2>/dev/null; then echo overlap; else echo clear; fi > '$T/$name.b.saw'; echo \"start b \$(date +%s%N)\" >> '$log'"
+    await "$name.b" 30
+    ms=$(took_ms "$name.b" "$t0")
+    await "$name.a" 15
+    expect_eq "$1 while held: the holder exits 1 (state lost)" 1 "$(code_of "$name.a")"
+    expect_eq "... a newcomer asking at once is served (exit 0)" 0 "$(code_of "$name.b")"
+    expect_eq "... only once the old holder's worker is gone" clear "$(cat "$T/$name.b.saw" 2>/dev/null)"
+    a_end=$(sed -n 's/^alive a //p' "$log" | sort -n | tail -1) b_start=$(sed -n 's/^start b //p' "$log")
+    check "... by the commands' own clocks too (a last worked ${a_end:-never}, b started ${b_start:-never})" \
+        test -n "$a_end" -a -n "$b_start" -a "${b_start:-0}" -gt "${a_end:-0}"
+    check "... and within the old lease's class, 4.1 s, plus margin ($ms ms)" test "$ms" -le 7000
+}
+after_loss flush
+after_loss evict
+
 # ---- a waiter whose state vanished: exit 1, its command never runs -------------
 name=$(fresh flushw)
 spawn "$name.h" $RBARRIER lock --name "$name" --id h --lease 1.5 -- \

@@ -40,7 +40,22 @@
  * lease of 2 s or less) holds on the element alone, as before. The nudge
  * to the next in line only times its next call: the model's steps are
  * untimed, so it is not modelled.
- * Seeded bugs: MUT_LOCK_SHORT_NO_CONFIRM (a woken waiter starts CMD on a
+ * A loss of state (LOSSES: FLUSHALL, or the name's keys evicted) at any
+ * moment: holders, waiters, grants and dl are gone; a holder running CMD
+ * finds out at its next renewal and stops. FLUSHALL takes the keeper
+ * (lua/includes/keeper.lua) too, but not the markers in the script cache;
+ * an eviction of the name's keys leaves the keeper and its record of the
+ * name's holders. A first acquire that finds the keeper gone with a marker
+ * there, or the record of holders that are not there, holds every grant
+ * back until the old holders' leases have passed (the script waits out a
+ * time that covers them: lq, a set of parties here). The token is not
+ * lost in the model: after a real loss it starts again at the server's
+ * clock in microseconds, above every earlier one, which is what going on
+ * counting models.
+ * Seeded bugs: MUT_LOCK_KEEPER_NO_MARKER (the keeper is made without its
+ *   marker loaded first), MUT_LOCK_LOSS_NO_RECORD (a request does not
+ *   look at the keeper's record of the name's holders),
+ *   MUT_LOCK_SHORT_NO_CONFIRM (a woken waiter starts CMD on a
  *   pushed grant without confirming it, counting the full lease, while the
  *   server counts only the short one), MUT_LOCK_NO_SLOT_CHECK (a grant does not count the
  *   holders), MUT_TOKEN_NO_GROW (the token does not grow with a grant),
@@ -76,6 +91,9 @@
 #ifndef RESETS
 #define RESETS 0
 #endif
+#ifndef LOSSES
+#define LOSSES 0
+#endif
 /* parties whose lease is longer than a pushed grant's short one */
 #ifndef SHORTL
 #define SHORTL (B(0) | B(1))
@@ -83,7 +101,7 @@
 #ifdef MUT_LOCK_GRANT_IN_QUARANTINE
 #define QUARANTINE false
 #else
-#define QUARANTINE ((revoked & ~expd) != 0)
+#define QUARANTINE (((revoked | lq) & ~expd) != 0)
 #endif
 
 #define B(p) (1 << (p))
@@ -116,6 +134,14 @@ byte revoked;        /* holders a reset revoked that have not confirmed */
 byte kicked;         /* waiters a reset sent away, not yet woken */
 byte seq;            /* the last ticket */
 bit dlx = 1;         /* dl has passed (absent, on a new lock) */
+
+/* ---- the keeper of the name's slot, and the server's script cache ---- */
+bit keeper;          /* the keeper hash is there */
+bit rec;             /* its record of the name's holders, still ahead */
+bit marker;          /* a marker is in the script cache (never lost) */
+byte lq;             /* a loss's quarantine: until these leases passed */
+byte pend;           /* ghost: holders and revoked holders at the last
+                        loss, whose commands may still run */
 
 /* ---- the store CMD writes to, refusing a token older than it saw ---- */
 byte store_tok;
@@ -234,6 +260,23 @@ proctype Party(byte p)
 	bit lost;
 
 	atomic {                      /* acquire: join the queue */
+		/* first, the keeper: a lost one with a marker there, or a
+		 * record of holders that are not there, is a loss of state */
+		if
+		:: !keeper ->
+			if
+			:: marker -> lq = lq | pend
+			:: else
+			fi;
+#ifndef MUT_LOCK_KEEPER_NO_MARKER
+			marker = 1;
+#endif
+			keeper = 1
+#ifndef MUT_LOCK_LOSS_NO_RECORD
+		:: keeper && rec && holders == 0 -> lq = lq | pend
+#endif
+		:: else
+		fi;
 		expd = expd & ~B(p);
 		queue[qlen] = p;
 		qlen++;
@@ -365,8 +408,9 @@ proctype Party(byte p)
 		if
 		:: lost ->
 			/* CMD stopped: the release confirms it (a revoked
-			 * holder's ends its part of the quarantine) */
-			atomic { revoked = revoked & ~B(p); settle() }
+			 * holder's ends its part of the quarantine); it renews
+			 * no more, so its lease passes */
+			atomic { revoked = revoked & ~B(p); EXPIRE(p); settle() }
 			goto stop
 		:: else
 		fi
@@ -442,6 +486,34 @@ proctype Reset()
 	}
 }
 
+/* Redis loses the lock's state: FLUSHALL (the keeper with it), or an
+ * eviction of the name's keys (the keeper and its record stay). Waiters
+ * and unread grants are gone: their next call says so (exit 1). */
+proctype Loss()
+{
+	byte i, j, h, k;
+	atomic {
+		pend = (holders | revoked) & ~expd;
+		if
+		:: keeper = 0; rec = 0
+		:: rec = (holders != 0)
+		fi;
+		kicked = kicked | woken | holders;
+		woken = 0;
+		holders = 0;
+		revoked = 0;
+		shortl = 0;
+		for (i : 0 .. qlen - 1) {
+			kicked = kicked | B(queue[i]);
+			queue[i] = 0
+		}
+		qlen = 0;
+		cov = 0;
+		dlx = 1;
+		i = 0
+	}
+}
+
 proctype Dup()
 {
 end:	/* it may come while id 0 is not held: then it never asks */
@@ -466,6 +538,9 @@ init
 		}
 #if RESETS > 0
 		run Reset()    /* one reset at any moment */
+#endif
+#if LOSSES > 0
+		run Loss()     /* one loss of state at any moment */
 #endif
 #ifdef DUP
 		run Dup()

@@ -65,6 +65,15 @@ static void test_lock_decode_good(void **state)
     assert_int_equal(lr.kind, RB_LOCK_LEFT);
     assert_int_equal(dec("*1\r\n$4\r\nnone\r\n", &lr), RB_OK);
     assert_int_equal(lr.kind, RB_LOCK_NONE);
+    assert_int_equal(dec("*3\r\n$6\r\nkeeper\r\n:12\r\n$7\r\nmissing\r\n",
+                         &lr), RB_OK);
+    assert_int_equal(lr.kind, RB_LOCK_KEEPER);
+    assert_int_equal(lr.klass, 12);
+    assert_true(lr.keeper_missing);
+    assert_int_equal(dec("*3\r\n$6\r\nkeeper\r\n:40\r\n$5\r\nclass\r\n",
+                         &lr), RB_OK);
+    assert_int_equal(lr.klass, 40);
+    assert_false(lr.keeper_missing);
 }
 
 static void test_lock_decode_hostile(void **state)
@@ -89,6 +98,11 @@ static void test_lock_decode_hostile(void **state)
         "*1\r\n$5\r\nheld?\r\n",
         "*1\r\n:1\r\n",
         "*1\r\n*1\r\n$4\r\nheld\r\n",
+        "*2\r\n$6\r\nkeeper\r\n:12\r\n",                 /* short */
+        "*3\r\n$6\r\nkeeper\r\n:9\r\n$5\r\nclass\r\n",  /* class < 10 */
+        "*3\r\n$6\r\nkeeper\r\n:61\r\n$5\r\nclass\r\n",
+        "*3\r\n$6\r\nkeeper\r\n:12\r\n$4\r\ngone\r\n",  /* unknown why */
+        "*3\r\n$6\r\nkeeper\r\n:12\r\n:1\r\n",
     };
     rb_lock_reply lr;
     size_t i;
@@ -240,6 +254,34 @@ static void test_lock_keys(void **state)
     assert_int_equal(rb_key__lock(base, 8, NULL, "ckpt", &err), RB_EINVAL);
 }
 
+/* Every name's keeper is in the name's slot, under the name's prefix, and
+ * names of one slot share it. */
+static void test_lock_keeper_key(void **state)
+{
+    char base[RB_KEY_MAX], keeper[RB_KEY_MAX], other[RB_KEY_MAX];
+    const char *keys[2] = { base, keeper };
+    const char *names[] = { "ckpt", "a", "x y", "db-lock", "123456" };
+    rb_error err;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        assert_int_equal(rb_key__lock(base, sizeof(base), "app", names[i],
+                                      &err), RB_OK);
+        assert_int_equal(rb_key__keeper(keeper, sizeof(keeper), "app", base,
+                                        &err), RB_OK);
+        assert_true(strncmp(keeper, "app:k:{", 7) == 0);
+        assert_true(rb_key__same_slot(keys, 2));
+    }
+    /* "{5}" and "{5}x" hash alike: one keeper */
+    assert_int_equal(rb_key__keeper(keeper, sizeof(keeper), NULL, "rb:l:{5}",
+                                    &err), RB_OK);
+    assert_int_equal(rb_key__keeper(other, sizeof(other), NULL, "rb:b:{5}:x",
+                                    &err), RB_OK);
+    assert_string_equal(keeper, other);
+    assert_string_equal(keeper, "rb:k:{5}");
+}
+
 /* Options of a version this library does not know are refused before
  * anything is sent (a program built against a newer header). */
 static void test_lock_unknown_opts_version(void **state)
@@ -270,6 +312,7 @@ int main(void)
         cmocka_unit_test(test_lock_decode_status),
         cmocka_unit_test(test_lock_decode_status_hostile),
         cmocka_unit_test(test_lock_keys),
+        cmocka_unit_test(test_lock_keeper_key),
         cmocka_unit_test(test_lock_unknown_opts_version),
     };
 

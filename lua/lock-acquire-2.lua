@@ -18,9 +18,15 @@
 -- ARGV[6]  '1' on an acquire's first call, '0' on the later ones (after a
 --          blocking slice): a later call whose entry is gone is 'lost',
 --          never queued again at the back
+-- KEYS[2]  the keeper of the name's slot, <prefix>:k:{T}
+--          (includes/keeper.lua): read and written on a first call, its
+--          record of the name's holders on every grant
 -- ARGV[7]  's' for a shared (read) request, 'x' (or absent) for an
 --          exclusive one; a shared request needs max 1 (a read-write lock
 --          is a mutex that lets readers in together)
+-- ARGV[8]  after a 'keeper' reply: '<k> <found>', the client loaded the
+--          marker of class k and found markers up to class found (-1:
+--          none); else '' (or absent)
 --
 -- Returns one of
 --   {'held', token}           the caller holds a slot (granted now, or
@@ -45,6 +51,13 @@
 --                             lease ran out, or the lock was reset
 --   {'gone'}                  a later call found no entry and no fencing
 --                             counter: the lock's state was lost
+--   {'keeper', k, why}        a first call: the keeper does not cover a
+--                             lease of class k yet ('class'), or is gone
+--                             ('missing'): load the marker (and, when
+--                             missing, look for markers) and call again
+--                             with ARGV[8]; nothing written
+-- After a loss of state (includes/keeper.lua) a new request waits until
+-- no old holder can still run: it is told 'wait' until then.
 -- A bad argument is an error reply, and nothing is written.
 
 --- @include "includes/args.lua"
@@ -81,6 +94,18 @@ then
   end
 end
 
+-- Before any expiry: a name whose holders vanished with its state is
+-- told by holders that are not there.
+local lq
+if first then
+  local marked = ARGV[8]
+  if marked == '' then marked = nil end
+  local ok, till, why = keeper_check(base, lease, now,
+                                     redis.call('ZCARD', holders), marked)
+  if not ok then return {'keeper', till, why} end
+  lq = till
+end
+
 local st = lock_state(base, id)
 local w = {}
 local dl, gone = lock_expire(base, now, st.dl, w, ttl)
@@ -113,6 +138,7 @@ if had and redis.call('ZSCORE', holders, id) then
   -- the server would expire it sooner and grant its slot to another while
   -- the caller still believes it holds.
   redis.call('ZADD', holders, now + lease, id)
+  keeper_hold(base, now + lease)
   redis.call('DEL', lock_key(base, 'wake:' .. id))
   return done({'held', token})
 end
@@ -135,6 +161,10 @@ else
     cur = max
   end
   dl = lock_lower(w, dl, now + lease)
+  if lq and (not st.lq or lq > st.lq) then
+    st.lq = lq
+    w.lq = string.format('%.0f', lq)
+  end
   if nqueue == 0 and not quarantine() and
      lock_fits(max, held, shared, st.sh) then
     -- It fits and nobody is in line: granted without queueing.
@@ -142,6 +172,7 @@ else
     w.sh = shared and '1' or '0'
     history_lock(base, 'grant', id, token, ttl)
     redis.call('ZADD', holders, now + lease, id)
+    keeper_hold(base, now + lease)
     w[mykey] = lock_fmt(nonce, lease, token, now, shared)
     if held == 0 then lock_created(base, 'holders', ttl) end
     return done({'held', token})

@@ -4,6 +4,7 @@
 -- acquire expired it and granted its slot to another.
 --
 -- KEYS[1]  the lock's base key, rb:l:{NAME} (derived keys: includes/lock.lua)
+-- KEYS[2]  the keeper of the name's slot (includes/keeper.lua)
 -- ARGV[1]  id of the holder
 -- ARGV[2]  nonce of the acquire that was granted
 -- ARGV[3]  lease in milliseconds (integer >= 1)
@@ -52,6 +53,7 @@ if deadline < now then
 end
 -- A later deadline leaves dl a lower bound: no write of the hash.
 redis.call('ZADD', holders, now + lease, id)
+keeper_hold(base, now + lease)
 if lock_due(st, now, ttl, w) then
   lock_write(base, w)
   lock_refresh(base, ttl)

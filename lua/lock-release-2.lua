@@ -5,6 +5,7 @@
 -- step: no acquire may see the slot free in between and jump the queue.
 --
 -- KEYS[1]  the lock's base key, rb:l:{NAME} (derived keys: includes/lock.lua)
+-- KEYS[2]  the keeper of the name's slot (includes/keeper.lua)
 -- ARGV[1]  id of the caller
 -- ARGV[2]  nonce of its acquire
 -- ARGV[3]  ttl of idle state in seconds (integer >= 1)
@@ -49,6 +50,7 @@ if had ~= nonce then
   res = {'none'}
 elseif redis.call('ZREM', holders, id) == 1 then
   res = {'released', token}
+  if redis.call('ZCARD', holders) == 0 then keeper_free(base) end
   history_lock(base, 'release', id, token, ttl)
 else
   redis.call('ZREM', queue, id)

@@ -1,0 +1,116 @@
+-- The keeper: what tells a name whose state was lost from a fresh one.
+--
+-- A lock's holder may run its command until its lease ends by its own
+-- clock, even if Redis has lost the lock meanwhile (FLUSHALL, FLUSHDB,
+-- eviction, a DEL of the name's keys). A new grant must not come before
+-- then; a fresh name must still be granted at once. Two records do it,
+-- one per cluster slot (the slot of the names they cover):
+--
+--   <prefix>:k:{T}     hash, no expiry (volatile-* eviction never takes
+--                      it): c, the highest lease class marked on this
+--                      server (below); q, the end (ms) of the quarantine
+--                      after this hash itself was found lost (0: none)
+--   <prefix>:k:{T}:d   zset, no expiry: a name's base key -> the latest
+--                      lease deadline (ms) its holders were given; there
+--                      only while the name has holders
+--
+-- {T} is a tag whose slot is the names' slot (lib/rb_keys.c picks it).
+-- The zset catches the loss of one name's keys: a name with no holder
+-- whose entry here is still ahead lost its holders with its state, and
+-- nothing is granted before that deadline.
+--
+-- The hash is lost only with everything else (FLUSHALL, FLUSHDB, an
+-- allkeys-* eviction). What tells that from a server that never saw
+-- rbarrier is a marker in the server's script cache, which FLUSHALL
+-- leaves alone: before the hash records lease class k, the client loads
+-- the script "marker of slot S, class k" (any lease up to 2^k ms). A
+-- missing hash with a marker in the cache means lost state; the highest
+-- class marked bounds how long an old holder may still run, and the
+-- whole slot waits that long. A restart, or SCRIPT FLUSH, empties the
+-- cache too: that loss is not detected (README, doc/LOCKS.md).
+--
+-- Every script that takes KEYS[2] as the keeper checks it first.
+
+-- The smallest class k (>= 10: about a second) with 2^k ms >= lease.
+local function keeper_class(lease)
+  local k = 10
+  while 2 ^ k < lease do k = k + 1 end
+  return k
+end
+
+-- KEYS[2] must be the keeper of the base key's prefix: a caller cannot
+-- make a script write to another key.
+local function keeper_key(base)
+  local kh = KEYS[2]
+  local prefix = string.match(base, '^([^{]*):%a:{')
+  if not kh or not prefix or
+     string.sub(kh, 1, #prefix + 4) ~= prefix .. ':k:{' or
+     string.find(kh, '}', #prefix + 5, true) ~= #kh then
+    error({err = 'ERR KEYS[2] must be the keeper key <prefix>:k:{TAG}'})
+  end
+  return kh
+end
+
+-- The name's holders were given a lease up to deadline: the keeper's
+-- record only grows while they hold.
+local function keeper_hold(base, deadline)
+  redis.call('ZADD', keeper_key(base) .. ':d', 'GT',
+             string.format('%.0f', deadline), base)
+end
+
+-- The name has no holder left.
+local function keeper_free(base)
+  redis.call('ZREM', keeper_key(base) .. ':d', base)
+end
+
+-- On a request's first call: the end (ms) of the quarantine the request
+-- must wait out because state was lost, or nil. held: the name's holders
+-- as the lock counts them now (before any expiry). marked: the client's
+-- 'k found' after a 'keeper' reply (it loaded the marker of class k;
+-- found, the highest class whose marker it found already there, -1 none),
+-- or nil. Returns false, class, missing when the client must load a
+-- marker first (missing: the hash is gone, so it must look for markers
+-- too); nothing is written then.
+local function keeper_check(base, lease, now, held, marked)
+  local kh = keeper_key(base)
+  local need = keeper_class(lease)
+  local st = redis.call('HMGET', kh, 'c', 'q')
+  local c, q = tonumber(st[1] or ''), tonumber(st[2] or '') or 0
+  local loaded, found
+  if marked then
+    loaded, found = string.match(marked, '^(%d+) (%-?%d+)$')
+    loaded, found = tonumber(loaded), tonumber(found)
+    if not loaded or loaded < 10 or loaded > 60 or found > 60 then
+      error({err = 'ERR bad marker argument'})
+    end
+  end
+  if not c then
+    if not loaded or loaded < need then return false, need, 'missing' end
+    c = math.max(loaded, found)
+    -- A marker was there and the hash was not: everything was lost, and
+    -- a holder of any lease up to 2^found ms may still run.
+    q = found >= 10 and now + 2 ^ found or 0
+    redis.call('HSET', kh, 'c', c, 'q', string.format('%.0f', q))
+  elseif c < need then
+    if not loaded or loaded < need then return false, need, 'class' end
+    redis.call('HSET', kh, 'c', loaded)
+  end
+  local till = q >= now and q or nil
+  local d = kh .. ':d'
+  local rec = tonumber(redis.call('ZSCORE', d, base) or '')
+  if rec and held == 0 then
+    if rec >= now then
+      -- No holder, yet one was given a lease still running: the name's
+      -- state went without its holders letting go.
+      if not till or rec > till then till = rec end
+    else
+      redis.call('ZREM', d, base)
+    end
+  end
+  -- Names whose holders died and that nobody asked for since: two
+  -- passed records dropped per request keep the zset to live names.
+  local stale = redis.call('ZRANGE', d, '-inf', '(' .. now, 'BYSCORE',
+                           'LIMIT', 0, 2)
+  if #stale > 0 then redis.call('ZREM', d, unpack(stale)) end
+  return true, till
+end
