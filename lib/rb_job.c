@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "rb_job.h"
+#include "rb_keeper.h"
 #include "rb_reply.h"
 #include "rb_script.h"
 
@@ -81,7 +82,9 @@ int rb_job_new(rb_job **out, rb_conn *c, const rb_job_opts *o, rb_error *err)
     j->rank = -1;
     rb_random_hex(j->nonce, 16);
     if ((rc = rb_key__job(j->base, sizeof(j->base), o->prefix, o->name,
-                          err)) != RB_OK) {
+                          err)) != RB_OK ||
+        (rc = rb_key__keeper(j->keeper, sizeof(j->keeper), o->prefix,
+                             j->base, err)) != RB_OK) {
         rb_job_free(j);
         return rc;
     }
@@ -131,7 +134,7 @@ int rb_job__run(rb_job *j, rb_script_id sid, const char *const *args,
                 int nargs, rb_call *call, redisReply **r, rb_job_reply *jr,
                 rb_error *err)
 {
-    const char *keys[1] = { j->base };
+    const char *keys[2] = { j->base, j->keeper };
     int rc = rb_script__run(j->c, sid, keys, args, nargs, call, r, err);
 
     if (rc != RB_OK)
@@ -361,9 +364,11 @@ static int abandon_enter(rb_job *j, rb_error *err)
 int rb_job_enter(rb_job *j, rb_error *err)
 {
     rb_error local;
-    const char *args[12];
+    const char *args[13];
     char text[512];
     long long start = rb_now_ms(), until, bound, slice, dup_until = 0;
+    long long sent = start;
+    int marks = 0, quarantined = 0;
     redisReply *r = NULL;
     rb_job_reply jr;
     int rc, reenter;
@@ -404,9 +409,28 @@ int rb_job_enter(rb_job *j, rb_error *err)
         args[9] = j->rdv.host ? j->rdv.host : j->id;
         args[10] = j->rdv.endpoint;
         args[11] = j->nonce;
-        if ((rc = rb_job__run(j, RB_SCRIPT_JOB_ENTER, args, 12, &call, &r,
+        args[12] = j->marked;
+        sent = rb_now_ms();
+        if ((rc = rb_job__run(j, RB_SCRIPT_JOB_ENTER, args, 13, &call, &r,
                               &jr, err)) != RB_OK)
             return rc;
+        if (jr.kind == RB_JOB_KEEPER) {
+            /* Nothing was written. More than a few: a server that does
+             * not keep the keeper. */
+            int klass = (int)jr.rank, missing = jr.text[0] == 'm';
+
+            freeReplyObject(r);
+            r = NULL;
+            if (++marks > 3)
+                return rb_error__set(err, RB_EPROTO, "%s: the keeper %s "
+                                     "does not keep its marks", j->name,
+                                     j->keeper);
+            if ((rc = rb_keeper__mark(j->c, j->keeper, klass, missing,
+                                      &call, j->marked, sizeof(j->marked),
+                                      err)) != RB_OK)
+                return rc;
+            continue;
+        }
         if (jr.kind == RB_JOB_BADN) {
             rc = rb_error__set(err, RB_EINVAL, "%s: the open job has %s; "
                                "this member differs (nothing written)",
@@ -421,7 +445,8 @@ int rb_job_enter(rb_job *j, rb_error *err)
             freeReplyObject(r);
             return rc;
         }
-        if (jr.kind != RB_JOB_BUSY && jr.kind != RB_JOB_DUP)
+        if (jr.kind != RB_JOB_BUSY && jr.kind != RB_JOB_DUP &&
+            jr.kind != RB_JOB_QUARANTINE)
             break;
         /* Busy: another run of this name is on, without this id. Dup:
          * another runner holds this id; past its lease deadline it is
@@ -443,11 +468,21 @@ int rb_job_enter(rb_job *j, rb_error *err)
                 dup_until = now + jr.next_ms + RB_PEER_LATE_MS;
             slice = dup_until - now;
         }
+        /* A lost run's members may still run until then: nothing to wake
+         * for (attempt 0 of epoch 0 is no run's), the slice is the wait. */
+        quarantined = jr.kind == RB_JOB_QUARANTINE;
+        if (quarantined)
+            slice = jr.next_ms + RB_SLICE_MIN_MS;
         set_attempt(j, jr.epoch, jr.att);
         freeReplyObject(r);
         r = NULL;
         if ((rc = list_key(j, "out", err)) != RB_OK)
             return rc;
+        if (until && rb_now_ms() >= until && quarantined)
+            return rb_error__set(err, RB_ETIMEOUT, "%s: timed out: the "
+                                 "job's state was lost while its members "
+                                 "ran, and a new run waits until their "
+                                 "leases have passed", j->name);
         if (until && rb_now_ms() >= until)
             return rb_error__set(err, RB_ETIMEOUT, "%s: timed out: a job of "
                                  "this name runs without '%s'", j->name,
@@ -469,7 +504,9 @@ int rb_job_enter(rb_job *j, rb_error *err)
     }
     set_attempt(j, jr.epoch, jr.att);
     j->rank = jr.rank;
-    j->renewed_at = start;
+    /* The lease runs from the sending of the entry that was answered, not
+     * from the first try: a wait (busy, dup, a quarantine) came between. */
+    j->renewed_at = sent;
     j->next_keep = rb_now_ms() + j->slice_ms;
     j->peer_at = 0;
     j->phase = jr.kind == RB_JOB_GO ? PHASE_RUN : PHASE_ENTER;

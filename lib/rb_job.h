@@ -17,8 +17,12 @@ typedef enum rb_job_kind {
     RB_JOB_BADN,          /* the open job differs: text says how */
     RB_JOB_OVER,          /* the attempt to re-enter is gone: text why */
     RB_JOB_STOP,          /* the job stops: text 'stopping <reason>' */
-    RB_JOB_DUP            /* a live runner holds this id: next_ms its
+    RB_JOB_DUP,           /* a live runner holds this id: next_ms its
                              lease's time left */
+    RB_JOB_KEEPER,        /* load the keeper's marker of class rank first
+                             (text "missing": look for markers too) */
+    RB_JOB_QUARANTINE     /* a lost run's members may still run: no new
+                             run for next_ms */
 } rb_job_kind;
 
 typedef struct rb_job_reply {
@@ -59,6 +63,8 @@ struct rb_job {
     long n, restarts;
     long long lease_ms, timeout_ms, slice_ms;
     char base[RB_KEY_MAX];
+    char keeper[RB_KEY_MAX];      /* the keeper of base's slot */
+    char marked[32];              /* job-enter's ARGV[13] (rb_keeper.h) */
     char list_key[RB_KEY_MAX];    /* the list this member blocks on */
     char lease_t[24], ttl_t[24], linger_t[24], n_t[24], k_t[24];
     char epoch_t[24], att_t[24];

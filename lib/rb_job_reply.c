@@ -84,7 +84,8 @@ int rb_job__decode(const redisReply *r, rb_job_reply *out)
 {
     static const char *const kinds[] = { "wait", "go", "out", "broken",
                                          "lost", "busy", "badn", "over",
-                                         "stop", "dup" };
+                                         "stop", "dup", "keeper",
+                                         "quarantine" };
     const char *kind;
     long long v[5];
     size_t i;
@@ -114,6 +115,13 @@ int rb_job__decode(const redisReply *r, rb_job_reply *out)
     out->count = (long)v[3];
     out->n = (long)v[4];
     if (out->kind == RB_JOB_STOP && strncmp(out->text, "stopping ", 9) != 0)
+        return RB_EPROTO;
+    if (out->kind == RB_JOB_KEEPER &&
+        (out->rank < 10 || out->rank > 60 ||
+         (strcmp(out->text, "missing") != 0 &&
+          strcmp(out->text, "class") != 0)))
+        return RB_EPROTO;
+    if (out->kind == RB_JOB_QUARANTINE && out->next_ms < 0)
         return RB_EPROTO;
     if (out->kind == RB_JOB_BROKEN && rb_reply__outcome(out->text, NULL) < 0)
         return RB_EPROTO;

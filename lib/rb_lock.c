@@ -34,8 +34,8 @@
 
 #include "rb_lock.h"
 #include "rb_reply.h"
+#include "rb_keeper.h"
 #include "rb_script.h"
-#include "rb_sha1.h"
 
 #define RB_LOCK_DEFAULT_LEASE_MS 10000
 #define RB_LOCK_DEFAULT_TTL_S 86400
@@ -163,76 +163,6 @@ static int run_release(rb_lock *l, rb_call *call, rb_lock_reply *out,
                         out->kind != RB_LOCK_LEFT &&
                         out->kind != RB_LOCK_NONE))
         return bad_reply(l, "lock-release", err);
-    return RB_OK;
-}
-
-/* ---- the keeper's markers (lua/includes/keeper.lua) ---- */
-
-#define KEEPER_CLASS_MIN 10
-#define KEEPER_CLASS_MAX 40   /* 2^40 ms: the longest lease, 10^12 ms */
-
-/* The marker of lease class k for this lock's keeper: a script that does
- * nothing, whose presence in the server's script cache survives FLUSHALL. */
-static int marker_source(const rb_lock *l, int k, char *buf, size_t len)
-{
-    return snprintf(buf, len, "return 'rbarrier keeper marker: %s, leases "
-                    "up to 2^%d ms'", l->keeper, k);
-}
-
-/* One call of the marker of class k (EVALSHA, or EVAL to load it), sent
- * to the keeper's node. Returns 1 when it ran, 0 when the server does not
- * have it (NOSCRIPT, EVALSHA only), or an error code < 0 (-rc). */
-static int marker_call(rb_lock *l, int k, int load, const rb_call *proto,
-                       rb_error *err)
-{
-    char src[RB_KEY_MAX + 96], sha[41];
-    const char *argv[4];
-    size_t lens[4];
-    rb_call call = *proto;
-    redisReply *r = NULL;
-    int n = marker_source(l, k, src, sizeof(src)), rc;
-
-    if (n < 0 || (size_t)n >= sizeof(src))
-        return -rb_error__set(err, RB_EINVAL, "lock %s: keeper key too "
-                              "long", l->name);
-    rb_sha1_hex(src, (size_t)n, sha);
-    argv[0] = load ? "EVAL" : "EVALSHA";
-    argv[1] = load ? src : sha;
-    argv[2] = "1";
-    argv[3] = l->keeper;
-    lens[0] = strlen(argv[0]);
-    lens[1] = strlen(argv[1]);
-    lens[2] = 1;
-    lens[3] = strlen(l->keeper);
-    rc = rb_conn__call(l->c, 4, argv, lens, &call, &r, err);
-    if (r)
-        freeReplyObject(r);
-    if (rc == RB_EREDIS && call.reply_err == RB_REPLY_NOSCRIPT && !load)
-        return 0;
-    return rc == RB_OK ? 1 : -rc;
-}
-
-/* lock-acquire said 'keeper': load the marker of class k before the
- * keeper may record it; when the keeper is missing, first look for the
- * markers already there (the highest tells how long an old holder may
- * still run). Fills l->marked for the next first call. */
-static int mark_keeper(rb_lock *l, const rb_lock_reply *lr,
-                       const rb_call *proto, rb_error *err)
-{
-    int found = -1, k, rc;
-
-    if (lr->keeper_missing)
-        for (k = KEEPER_CLASS_MAX; k >= KEEPER_CLASS_MIN; k--) {
-            if ((rc = marker_call(l, k, 0, proto, err)) < 0)
-                return -rc;
-            if (rc == 1) {
-                found = k;
-                break;
-            }
-        }
-    if ((rc = marker_call(l, lr->klass, 1, proto, err)) < 0)
-        return -rc;
-    snprintf(l->marked, sizeof(l->marked), "%d %d", lr->klass, found);
     return RB_OK;
 }
 
@@ -466,7 +396,9 @@ static int wait_for_grant(rb_lock *l, const rb_lock_opts *o,
                 return rb_error__set(err, RB_EPROTO, "lock %s: the keeper "
                                      "%s does not keep its marks", l->name,
                                      l->keeper);
-            if ((rc = mark_keeper(l, &lr, &call, err)) != RB_OK)
+            if ((rc = rb_keeper__mark(l->c, l->keeper, lr.klass,
+                                      lr.keeper_missing, &call, l->marked,
+                                      sizeof(l->marked), err)) != RB_OK)
                 return rc;
             continue;
         case RB_LOCK_LOST:

@@ -83,6 +83,47 @@ now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 # ---- job members (rbarrier run) ---------------------------------------------
 # job_setup TAG: a fresh job name in $name and a directory for it in $d.
 job_setup() { name=$(fresh "$1"); d=$RB_TEST_TMP/$name; mkdir -p "$d"; }
+# keeper_key KEY: the keeper of KEY's cluster slot (lib/rb_keys.c's
+# rb_key__keeper): "rb:k:{T}", T the smallest decimal number of that slot.
+keeper_key() {
+    python3 - "$1" <<'PY'
+import sys
+def crc16(b):
+    crc = 0
+    for c in b:
+        crc ^= c << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) & 0xffff if crc & 0x8000 else (crc << 1) & 0xffff
+    return crc
+def slot(key):
+    s = key.find('{')
+    if s >= 0:
+        e = key.find('}', s + 1)
+        if e > s + 1:
+            key = key[s + 1:e]
+    return crc16(key.encode()) & 16383
+want, i = slot(sys.argv[1]), 0
+while crc16(str(i).encode()) & 16383 != want:
+    i += 1
+print('rb:k:{%d}' % i)
+PY
+}
+
+# slow_worker FILE: writes a worker script, run as `sh FILE LOG TAG`, that
+# puts its pid in LOG.pid and appends "TAG <ns>" to LOG every 50 ms while
+# it works, and for a second more after SIGTERM (a command slow to stop):
+# the lines say, by the worker's own clock, until when it worked.
+slow_worker() {
+    cat >"$1" <<'WORK'
+echo $$ > "$1.pid"
+work() { echo "$2 $(date +%s%N)" >> "$1"; sleep 0.05; }
+trap 'i=0; while [ $i -lt 20 ]; do work "$1" "$2"; i=$((i + 1)); done; exit 0' TERM
+while :; do work "$1" "$2"; done
+WORK
+}
+# last_ns LOG TAG: the time of TAG's last line in LOG ("" if none).
+last_ns() { sed -n "s/^$2 //p" "$1" | sort -n | tail -1; }
+
 # start_runner TAG [run flags...] -- CMD: `rbarrier run --name $name` in the
 # background; its pid in $d/TAG.pid, its exit code in $d/TAG.code, its
 # stderr in $d/TAG.err.

@@ -23,10 +23,11 @@
 -- allkeys-* eviction). What tells that from a server that never saw
 -- rbarrier is a marker in the server's script cache, which FLUSHALL
 -- leaves alone: before the hash records lease class k, the client loads
--- the script "marker of slot S, class k" (any lease up to 2^k ms). A
--- missing hash with a marker in the cache means lost state; the highest
--- class marked bounds how long an old holder may still run, and the
--- whole slot waits that long. A restart, or SCRIPT FLUSH, empties the
+-- the script "marker of this keeper, class k" (any lease up to 2^k ms),
+-- after the base marker "this keeper was here". A missing hash with the
+-- base marker in the cache means lost state; the highest class marked
+-- bounds how long an old holder may still run, and the whole slot waits
+-- that long (lua/README.md "The keeper" has the client's part). A restart, or SCRIPT FLUSH, empties the
 -- cache too: that loss is not detected (README, doc/LOCKS.md).
 --
 -- Every script that takes KEYS[2] as the keeper checks it first.

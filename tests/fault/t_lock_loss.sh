@@ -53,17 +53,12 @@ check "... below 2^53" test "$tok_b" -lt 9007199254740992
 # times (A's worker every 50 ms while it works, its second of stopping
 # included); B must start after A's worker is gone and after its last
 # line, and within A's lease class (4.1 s) plus margin.
-cat >"$T/slowwork.sh" <<'WORK'
-echo $$ > "$1.pid"
-work() { echo "alive a $(date +%s%N)" >> "$1"; sleep 0.05; }
-trap 'i=0; while [ $i -lt 20 ]; do work "$1"; i=$((i + 1)); done; exit 0' TERM
-while :; do work "$1"; done
-WORK
+slow_worker "$T/slowwork.sh"
 after_loss() {   # after_loss KIND: flush | evict
     name=$(fresh "loss-$1")
     log=$T/$name.log
     spawn "$name.a" $RBARRIER lock --name "$name" --id a --lease 3 --kill-after 5 -- \
-        sh -c "sh '$T/slowwork.sh' '$log'; true"
+        sh -c "sh '$T/slowwork.sh' '$log' a; true"
     wait_until 20 test -s "$log.pid" || not_ok "$1: a runs its command"
     case $1 in
     flush) rcli FLUSHALL >/dev/null ;;
@@ -71,14 +66,14 @@ after_loss() {   # after_loss KIND: flush | evict
     esac
     t0=$(now_ms)
     spawn "$name.b" $RBARRIER lock --name "$name" --id b --lease 3 --timeout 30 -- \
-        sh -c "if kill -0 \$(cat '$log.pid') 2>/dev/null; then echo overlap; else echo clear; fi > '$T/$name.b.saw'; echo \"start b \$(date +%s%N)\" >> '$log'"
+        sh -c "if kill -0 \$(cat '$log.pid') 2>/dev/null; then echo overlap; else echo clear; fi > '$T/$name.b.saw'; echo \"b \$(date +%s%N)\" >> '$log'"
     await "$name.b" 30
     ms=$(took_ms "$name.b" "$t0")
     await "$name.a" 15
     expect_eq "$1 while held: the holder exits 1 (state lost)" 1 "$(code_of "$name.a")"
     expect_eq "... a newcomer asking at once is served (exit 0)" 0 "$(code_of "$name.b")"
     expect_eq "... only once the old holder's worker is gone" clear "$(cat "$T/$name.b.saw" 2>/dev/null)"
-    a_end=$(sed -n 's/^alive a //p' "$log" | sort -n | tail -1) b_start=$(sed -n 's/^start b //p' "$log")
+    a_end=$(last_ns "$log" a) b_start=$(last_ns "$log" b)
     check "... by the commands' own clocks too (a last worked ${a_end:-never}, b started ${b_start:-never})" \
         test -n "$a_end" -a -n "$b_start" -a "${b_start:-0}" -gt "${a_end:-0}"
     check "... and within the old lease's class, 4.1 s, plus margin ($ms ms)" test "$ms" -le 7000

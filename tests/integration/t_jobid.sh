@@ -75,3 +75,50 @@ if start_redis jobflush; then
 else
     skip "flush: no redis-server of its own could start"
 fi
+
+# 4. No new run while a lost run's members may still run. The state
+#    vanishes (FLUSHALL, or the job's keys deleted as an eviction would)
+#    while both members work, each in a grandchild that takes a second to
+#    stop and logs every 50 ms; a new run of the name starts at once. Its
+#    commands must start after the old work's last line, with the old
+#    commands gone, and within the old lease's class (4.1 s) plus margin.
+slow_worker "$T/jobwork.sh"
+new_run_after_loss() {   # new_run_after_loss flush|evict
+    job_setup "loss-$1"
+    local id url=redis://127.0.0.1:$REDIS_PORT t0
+    for id in w0 w1; do
+        RBARRIER_URL=$url start_runner "old$id" --id $id --n 2 --lease 3 --kill-after 5 \
+            --timeout 30 -- sh -c "sh '$T/jobwork.sh' '$d/$id.log' old; true"
+    done
+    wait_until 20 has w0.log.pid && wait_until 20 has w1.log.pid ||
+        not_ok "$1: the old run's commands run"
+    case $1 in
+    flush) redis-cli -p "$REDIS_PORT" FLUSHALL >/dev/null ;;
+    evict) redis-cli -p "$REDIS_PORT" --scan --pattern "rb:j:{$name}*" |
+               xargs redis-cli -p "$REDIS_PORT" DEL >/dev/null ;;
+    esac
+    t0=$(ms)
+    for id in w0 w1; do
+        RBARRIER_URL=$url start_runner "new$id" --id $id --n 2 --lease 3 --timeout 30 -- \
+            sh -c "if kill -0 \$(cat '$d/$id.log.pid') 2>/dev/null; then echo overlap; else echo clear; fi > '$d/$id.saw'; echo \"new \$(date +%s%N)\" >> '$d/$id.log'"
+    done
+    wait
+    local took=$(($(ms) - t0))
+    expect_eq "$1 while running: the old runners exit 1" "1 1" "$(runner_code oldw0) $(runner_code oldw1)"
+    expect_eq "... a new run started at once passes (exit 0)" "0 0" "$(runner_code neww0) $(runner_code neww1)"
+    expect_eq "... its commands start once the old ones are gone" "clear clear" "$(cat "$d/w0.saw" "$d/w1.saw" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
+    for id in w0 w1; do
+        local last first
+        last=$(last_ns "$d/$id.log" old) first=$(last_ns "$d/$id.log" new)
+        check "... $id by the commands' own clocks (old last worked ${last:-never}, new started ${first:-never})" \
+            test -n "$last" -a -n "$first" -a "${first:-0}" -gt "${last:-0}"
+    done
+    check "... within the old lease's class, 4.1 s, plus margin ($took ms)" test "$took" -le 9000
+}
+if start_redis jobloss; then
+    new_run_after_loss flush
+    new_run_after_loss evict
+    stop_redis "$REDIS_PID"
+else
+    skip "a new run after a loss: no redis-server of its own could start"
+fi

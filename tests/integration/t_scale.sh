@@ -57,10 +57,14 @@ expect_eq "... every one of them: the round's one outcome" "$M $out" \
 # 2. A job of 2,000 whose last runner never comes: 1,998 enter by script,
 #    one rbarrier runner times out entering. The reason names counts and
 #    the first few.
-JOBENTER=$(sha_of job-enter-1.lua)
-job=$(fresh bigjob); j="rb:j:{$job}"
-seq 1 1998 | awk -v sha="$JOBENTER" -v j="$j" -v n=$N -v t="$t" '
-    { print "EVALSHA" t sha t 1 t j t "m" $1 t n t 600000 t 600 t 300 t 0 t "new" t 0 t "" }' |
+# The parties do what a client must before the keeper records their
+# lease class (20: 600 s): load its markers (lua/README.md "The keeper").
+JOBENTER=$(sha_of job-enter-2.lua)
+job=$(fresh bigjob); j="rb:j:{$job}"; k=$(keeper_key "$j")
+pcli EVAL "return 'rbarrier keeper marker: $k'" 1 "$k" >/dev/null
+pcli EVAL "return 'rbarrier keeper marker: $k, leases up to 2^20 ms'" 1 "$k" >/dev/null
+seq 1 1998 | awk -v sha="$JOBENTER" -v j="$j" -v k="$k" -v n=$N -v t="$t" '
+    { print "EVALSHA" t sha t 2 t j t k t "m" $1 t n t 600000 t 600 t 300 t 0 t "new" t 0 t "" t "h" t "127.0.0.1 29500" t "n" $1 t "20 -1" }' |
     pipe_calls >"$RB_TEST_TMP/scale.enter" 2>&1
 expect_match "1,998 members enter in one pipeline" "errors: 0, replies: 1998" "$(cat "$RB_TEST_TMP/scale.enter")"
 rb run --url "$u" --name "$job" --n $N --id late --timeout 1 -- true 2>"$RB_TEST_TMP/scale.late"

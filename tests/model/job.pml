@@ -20,6 +20,9 @@
  *            exits; each member departs as its CMD ends
  *   DUPS     a second runner started with member 0's id (another nonce)
  *   TERM     check termination (pan -a -f), with JOB_LATE_CRASH
+ *   LOSSES   the job's state lost once it runs (FLUSHALL, or its keys
+ *            evicted), and a new run of the name started at once: its
+ *            member 0 (Rerun) must not run CMD while the old one may
  * Seeded bugs: MUT_JOB_BREAK_NO_X (the break does not reach the job's
  *   barrier), MUT_X_NO_JOB_CHECK (a job's barrier does not check the
  *   attempt), MUT_JOB_HB_NO_LEASE (a runner's heartbeat does not look at
@@ -33,7 +36,18 @@
  *   MUT_RDV_GROUP_EARLY (the hosts are
  *   grouped by rank 0's entry, not by the one that completes the round),
  *   MUT_RDV_MASTER_KEPT (rank 0's endpoint is kept once per epoch, so a
- *   restart meets on the last attempt's port).
+ *   restart meets on the last attempt's port), MUT_JOB_KEEPER_NO_MARKER
+ *   (the keeper is made without its marker loaded first),
+ *   MUT_JOB_LOSS_NO_RECORD (a new run does not look at the keeper's
+ *   record of the job's members).
+ *
+ * The keeper (lua/includes/keeper.lua): a FLUSHALL takes the job and the
+ * keeper but not the markers in the script cache; an eviction of the
+ * job's keys leaves the keeper and its record of members whose lease
+ * runs. The old members learn of the loss at their next look (a renewal,
+ * a wait: the break here), stop CMD and exit 1; their leases pass after.
+ * A new run's entry that finds a lost keeper with a marker there, or that
+ * record, waits until every old member's lease has passed (quar, pend).
  *
  * The rendezvous data (torchrun's environment) rides on the entering
  * round: each entry records its host (rdvh), rank 0's (member 0's) entry
@@ -66,6 +80,9 @@
 #endif
 #ifndef DUPS
 #define DUPS 0
+#endif
+#ifndef LOSSES
+#define LOSSES 0
 #endif
 
 #define NA (K + 1)           /* attempts 0..K */
@@ -102,6 +119,14 @@ byte rdvm[NA];       /* :rdv master: rank 0's endpoint */
 byte rdvm1;
 #define MASTER(a) rdvm1
 #endif
+
+/* ---- the keeper of the job's slot, the server's script cache ---- */
+bit keeper;          /* the keeper hash is there */
+bit rec;             /* its record of the job's members, still ahead */
+bit marker;          /* a marker is in the script cache (never lost) */
+bit jlost;           /* the job's state was lost */
+bit quar;            /* a new run waits for the old members' leases */
+byte pend;           /* ghost: members whose CMD may run at the loss */
 
 /* ---- environment ---- */
 byte fails = FAILS;
@@ -294,6 +319,16 @@ proctype Member(byte p)
 
 enter:
 	atomic {
+		/* a new runner's entry reads the keeper: the marker goes into
+		 * the script cache before the keeper records its class */
+		if
+		:: !keeper ->
+#ifndef MUT_JOB_KEEPER_NO_MARKER
+			marker = 1;
+#endif
+			keeper = 1
+		:: else
+		fi;
 		a = att; ent[a] = ent[a] | B(p); jexp = jexp & ~B(p); sl = 0;
 		/* job-enter's join: the host, rank 0's endpoint, and the
 		 * grouping by the entry that completes the round */
@@ -456,6 +491,13 @@ quit:
 	atomic { cmds[p] = 0; depart(a, p) };
 	goto stop;
 broken:
+	if
+	:: jlost ->
+		/* the state is gone: CMD stops, the runner exits 1; its lease
+		 * passes after */
+		atomic { cmds[p] = 0; jexp = jexp | B(p) }; goto stop
+	:: else
+	fi;
 	assert(jout[a] != STOP);                   /* a stop never restarts */
 	atomic { cmds[p] = 0 };
 	/* the CMD of this attempt is being killed; it may still reach X */
@@ -503,6 +545,60 @@ refused:
 	skip
 }
 
+/* Redis loses the job's state while it runs: FLUSHALL (the keeper with
+ * it), or an eviction of the job's keys (the keeper and its record stay).
+ * Every member's next look finds it gone: the break stands for that. */
+proctype Loss()
+{
+end:	/* it may never come */
+	atomic {
+		ent[att] == ALL && jout[att] == NONE ->
+		pend = ent[att] & ~jexp;
+		if
+		:: keeper = 0; rec = 0
+		:: rec = (pend != 0)
+		fi;
+		jlost = 1;
+		jout[att] = BRK;
+		if
+		:: xout[xg] == NONE -> xout[xg] = BRK; xg++
+		:: else
+		fi;
+		jshut = 1
+	}
+}
+
+/* A new run of the name started right after the loss, as member 0 on
+ * another host: its entry (job-enter, a new runner) reads the keeper;
+ * once its run has entered, CMD starts. */
+proctype Rerun()
+{
+end_early:	/* started only after a loss */
+	atomic {
+		jlost ->
+		if
+		:: !keeper ->
+			if
+			:: marker -> quar = 1
+			:: else
+			fi;
+			marker = 1;
+			keeper = 1
+#ifndef MUT_JOB_LOSS_NO_RECORD
+		:: keeper && rec -> quar = 1
+#endif
+		:: else
+		fi
+	};
+end_held:	/* held back while an old member may run */
+	atomic {
+		!quar || (pend & ~jexp) == 0 ->
+		/* one copy of rank 0: the old one's CMD has stopped */
+		assert(cmds[0] == 0);
+		cmds[0]++
+	}
+}
+
 init
 {
 	byte i;
@@ -512,6 +608,10 @@ init
 		}
 #if DUPS > 0
 		run Dup();
+#endif
+#if LOSSES > 0
+		run Loss();
+		run Rerun();
 #endif
 	}
 }

@@ -53,6 +53,18 @@ static void test_job_reply_good(void **state)
     assert_int_equal(jr.kind, RB_JOB_DUP);
     assert_int_equal(jr.next_ms, 2500);
     freeReplyObject(r);
+    r = parse("*8\r\n$6\r\nkeeper\r\n:0\r\n:0\r\n:12\r\n:0\r\n:2\r\n"
+              "$7\r\nmissing\r\n:-1\r\n");
+    assert_int_equal(rb_job__decode(r, &jr), RB_OK);
+    assert_int_equal(jr.kind, RB_JOB_KEEPER);
+    assert_int_equal(jr.rank, 12);
+    freeReplyObject(r);
+    r = parse("*8\r\n$10\r\nquarantine\r\n:0\r\n:0\r\n:-1\r\n:0\r\n:2\r\n"
+              "$4\r\nlost\r\n:4096\r\n");
+    assert_int_equal(rb_job__decode(r, &jr), RB_OK);
+    assert_int_equal(jr.kind, RB_JOB_QUARANTINE);
+    assert_int_equal(jr.next_ms, 4096);
+    freeReplyObject(r);
 }
 
 static void test_job_reply_hostile(void **state)
@@ -66,6 +78,11 @@ static void test_job_reply_hostile(void **state)
         /* a rank past n's range, a negative epoch */
         "*8\r\n$4\r\nwait\r\n:1\r\n:0\r\n:100001\r\n:1\r\n:2\r\n$0\r\n\r\n:-1\r\n",
         "*8\r\n$4\r\nwait\r\n:-1\r\n:0\r\n:0\r\n:1\r\n:2\r\n$0\r\n\r\n:-1\r\n",
+        /* a keeper class out of range, an unknown why; a quarantine
+         * without its time */
+        "*8\r\n$6\r\nkeeper\r\n:0\r\n:0\r\n:9\r\n:0\r\n:2\r\n$5\r\nclass\r\n:-1\r\n",
+        "*8\r\n$6\r\nkeeper\r\n:0\r\n:0\r\n:12\r\n:0\r\n:2\r\n$3\r\nwhy\r\n:-1\r\n",
+        "*8\r\n$10\r\nquarantine\r\n:0\r\n:0\r\n:-1\r\n:0\r\n:2\r\n$0\r\n\r\n:-1\r\n",
         /* an outcome that is neither ok nor broken */
         "*8\r\n$3\r\nout\r\n:1\r\n:0\r\n:0\r\n:1\r\n:2\r\n$4\r\nmeh!\r\n:-1\r\n",
         /* a stop without its reason, a break that is a stop */

@@ -6,6 +6,8 @@
 -- renewal's read and write.
 --
 -- KEYS[1]  the job's base key, <prefix>:j:{JOB}
+-- KEYS[2]  the keeper of the job's slot (includes/keeper.lua): each
+--          renewal raises its record of the job's members
 -- ARGV[1]  epoch, ARGV[2] attempt (as job-enter answered)
 -- ARGV[3]  member id
 -- ARGV[4]  lease in milliseconds (integer >= 1)
@@ -38,6 +40,7 @@
 --- @include "includes/time.lua"
 --- @include "includes/keys.lua"
 --- @include "includes/job.lua"
+--- @include "includes/keeper.lua"
 
 local base = KEYS[1]
 local epoch = int_arg(1, 'epoch', 1, 1e15)
@@ -58,7 +61,8 @@ if halt ~= '' and halt ~= 'halt' and halt ~= 'run' then bad_arg(8, 'halt') end
 local inkey = job_key(base, epoch, att, 'in')
 
 -- Few commands per call: this runs every third of a lease for every
--- member of every job (four inside Redis: HMGET, TIME, ZADD, ZRANGE).
+-- member of every job (five inside Redis: HMGET, TIME, ZADD, the
+-- keeper's ZADD, ZRANGE).
 -- The base hash says whether this attempt is still open: every script
 -- that pushes an outcome onto :out moves the hash on in the same step
 -- (state 'done' or 'over', or the next attempt), so an open attempt in
@@ -88,9 +92,13 @@ end
 -- is not), and the two earliest deadlines say both whether one ran out
 -- and when to look next.
 local now = now_ms()
-if redis.call('ZADD', inkey, 'XX', 'CH', now + lease, id) == 0 then
+-- (0 also when the score did not change: a renewal in the same
+-- millisecond as the last one; only then is the member looked up.)
+if redis.call('ZADD', inkey, 'XX', 'CH', now + lease, id) == 0 and
+   not redis.call('ZSCORE', inkey, id) then
   return job_reply('lost', epoch, att)
 end
+keeper_hold(base, now + lease)
 -- Progress rides on the renewal, and only while it is older than a
 -- renewal interval: a member missing from :prog progressed recently.
 if age >= 0 then

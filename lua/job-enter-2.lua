@@ -26,6 +26,12 @@
 -- ARGV[12] this runner's nonce (1..64 bytes, no whitespace): one runner
 --          holds an id; its retries and re-entries carry the same nonce
 --          (absent: no check of a duplicate id)
+-- KEYS[2]  the keeper of the job's slot, <prefix>:k:{T}
+--          (includes/keeper.lua): read by a new runner's entry, and the
+--          record of the job's members raised by every entry
+-- ARGV[13] after a 'keeper' reply: '<k> <found>' (the client loaded the
+--          marker of class k, and found markers up to class found, -1:
+--          none); else '' or absent
 --
 -- Returns {kind, epoch, att, rank, count, n, text, next_ms}, kind one of
 --   'wait'  entered; block on the attempt's go list
@@ -40,12 +46,19 @@
 --           runs (next_ms: until its deadline); nothing written. Once the
 --           lease has passed, the newcomer takes the place while the job
 --           enters, or the lease's expiry breaks a running one
+--   'keeper'  a new runner's entry: load the marker of class <rank>
+--           first, and when text is 'missing' look for markers too (see
+--           includes/keeper.lua); nothing written
+--   'quarantine'  the job's state was lost while its members may still
+--           run (next_ms: until when): no new run before then; nothing
+--           written
 -- A bad argument is an error reply, and nothing is written.
 
 --- @include "includes/args.lua"
 --- @include "includes/time.lua"
 --- @include "includes/keys.lua"
 --- @include "includes/job.lua"
+--- @include "includes/keeper.lua"
 
 local base = KEYS[1]
 local id = word_arg(1, 'id', false)
@@ -88,6 +101,23 @@ end
 local now = now_ms()
 local keep = math.max(ttl, math.ceil(2 * lease / 1000) + 1)
 
+-- A new runner: if the job's state was lost while its members ran (a job
+-- hash that is not there, with the keeper's record of members whose lease
+-- runs; or the whole keeper lost), no new run starts before their leases
+-- have passed. A job that ended (its hash says so) is not a loss.
+if want == 'new' then
+  local state = redis.call('HGET', base, 'state')
+  local marked = ARGV[13]
+  if marked == '' then marked = nil end
+  local ok, till, why = keeper_check(base, lease, now, state and 1 or 0,
+                                     marked)
+  if not ok then return job_reply('keeper', 0, 0, till, 0, n, why) end
+  if till and state ~= 'enter' and state ~= 'run' and state ~= 'stop' then
+    return job_reply('quarantine', 0, 0, -1, 0, n,
+                     'the state of a run was lost', till - now)
+  end
+end
+
 local function open_epoch(epoch)
   redis.call('DEL', base)
   redis.call('HSET', base, 'epoch', epoch, 'state', 'enter', 'att', 0,
@@ -111,6 +141,7 @@ local function join(epoch, att)
   redis.call('ZADD', job_key(base, epoch, nil, 'ids'), rank, id)
   redis.call('HDEL', m, 'exit:' .. id)
   redis.call('ZADD', inkey, now + lease, id)
+  keeper_hold(base, now + lease)
   local count = redis.call('ZCARD', inkey)
   history_job(base, 'enter', id, epoch, att, count >= n and 'go', keep)
   redis.call('EXPIRE', base, keep)

@@ -1,0 +1,87 @@
+/*
+ * The keeper's markers. A keeper (lua/includes/keeper.lua) is lost only
+ * with everything else, which a new server looks like too; what tells the
+ * two apart is a marker in the server's script cache, which FLUSHALL and
+ * FLUSHDB leave alone: the script "marker of keeper K, lease class k",
+ * loaded before K records that a lease of up to 2^k ms is in use, after
+ * the base marker "K was here", so that a new server costs one look.
+ * Lock and job scripts answer 'keeper' when the client must load one.
+ */
+#include "fmacros.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "rb_keeper.h"
+#include "rb_sha1.h"
+
+#define KEEPER_CLASS_MIN 10
+#define KEEPER_CLASS_MAX 40   /* 2^40 ms covers the longest lease, 10^12 */
+
+/* One call of the marker of class k (0: the keeper's base marker, there
+ * before any class's): EVALSHA to look for it, or EVAL to load it, sent
+ * with the keeper as its key so that it reaches the keeper's node.
+ * Returns 1 when it ran, 0 when the server does not have it (NOSCRIPT,
+ * EVALSHA only), or -rc on an error. */
+static int marker_call(rb_conn *c, const char *keeper, int k, int load,
+                       const rb_call *proto, rb_error *err)
+{
+    char src[RB_KEY_MAX + 96], sha[41];
+    const char *argv[4];
+    size_t lens[4];
+    rb_call call = *proto;
+    redisReply *r = NULL;
+    int n, rc;
+
+    if (k == 0)
+        n = snprintf(src, sizeof(src), "return 'rbarrier keeper marker: "
+                     "%s'", keeper);
+    else
+        n = snprintf(src, sizeof(src), "return 'rbarrier keeper marker: "
+                     "%s, leases up to 2^%d ms'", keeper, k);
+    if (n < 0 || (size_t)n >= sizeof(src))
+        return -rb_error__set(err, RB_EINVAL, "keeper key too long");
+    rb_sha1_hex(src, (size_t)n, sha);
+    argv[0] = load ? "EVAL" : "EVALSHA";
+    argv[1] = load ? src : sha;
+    argv[2] = "1";
+    argv[3] = keeper;
+    lens[0] = strlen(argv[0]);
+    lens[1] = strlen(argv[1]);
+    lens[2] = 1;
+    lens[3] = strlen(keeper);
+    rc = rb_conn__call(c, 4, argv, lens, &call, &r, err);
+    if (r)
+        freeReplyObject(r);
+    if (rc == RB_EREDIS && call.reply_err == RB_REPLY_NOSCRIPT && !load)
+        return 0;
+    return rc == RB_OK ? 1 : -rc;
+}
+
+int rb_keeper__mark(rb_conn *c, const char *keeper, int klass, int missing,
+                    const rb_call *proto, char *marked, size_t len,
+                    rb_error *err)
+{
+    int found = -1, base = 1, k, rc;
+
+    /* A keeper never seen here (the usual case, and a crowd of runners
+     * may meet it at once) costs one look: without the base marker no
+     * class marker can be there either. */
+    if (missing) {
+        if ((base = marker_call(c, keeper, 0, 0, proto, err)) < 0)
+            return -base;
+        for (k = KEEPER_CLASS_MAX; base && k >= KEEPER_CLASS_MIN; k--) {
+            if ((rc = marker_call(c, keeper, k, 0, proto, err)) < 0)
+                return -rc;
+            if (rc == 1) {
+                found = k;
+                break;
+            }
+        }
+    }
+    if ((!base && (rc = marker_call(c, keeper, 0, 1, proto, err)) < 0) ||
+        (rc = marker_call(c, keeper, klass, 1, proto, err)) < 0)
+        return -rc;
+    snprintf(marked, len, "%d %d", klass, found);
+    return RB_OK;
+}
