@@ -151,3 +151,14 @@ code=$?; [ "$code" = 0 ] || diag "$(cat "$T/$name.c.err")"
 expect_eq "the same --id after its holder was killed: takes the place (exit 0)" 0 "$code"
 ms=$(since "$t0")
 check "... once the dead holder's lease passed (<= 1.5 s + 1.5 s; $ms ms)" test "$ms" -le 3000
+
+# ---- a hostile caller cannot point the keeper anywhere ---------------------------
+# KEYS[2] must be the keeper of the lock's prefix: anything else is refused
+# before a write (the lock's keys stay absent).
+name=$(fresh hostile)
+sha=$(sh "$RB_TESTS_DIR/../tools/embed-lua.sh" --expand "$RB_TESTS_DIR/../lua/lock-acquire-2.lua" | rcli -x SCRIPT LOAD)
+for bad in "rb:b:{$name}" "other:k:{1}" "rb:k:{1}x" "rb:k:"; do
+    out=$(rcli EVALSHA "$sha" 2 "$(lkey "$name")" "$bad" a n1 1 3000 60 1 x "" 2>&1)
+    expect_match "lock-acquire with KEYS[2] '$bad': refused" "KEYS\[2\] must be the keeper key" "$out"
+done
+expect_eq "... and nothing of the lock was written" 0 "$(rcli EXISTS "$(lkey "$name")" "$(lkey "$name" holders)" "$(lkey "$name" token)")"
