@@ -68,10 +68,17 @@ if form == 'arrivals' then
   if tonumber(st[1] or '0') == gen then
     n = st[2] or '?'
     if st[3] and st[3] ~= '' then
-      -- A sample of the list (distinct ids, at random).
+      -- The list's first ids, in its order (expect-store keeps them); of
+      -- a list stored before that, a sample (distinct ids, at random).
       local xkey = expect_key(base, st[3])
       want_type(xkey, 'set')
-      expected = redis.call('SRANDMEMBER', xkey, ROSTER_LOOKUPS)
+      want_type(xkey .. ':f', 'string')
+      local head = redis.call('GET', xkey .. ':f')
+      if head then
+        expected = roster_list(head)
+      else
+        expected = redis.call('SRANDMEMBER', xkey, ROSTER_LOOKUPS)
+      end
     end
   end
   reason = id .. ' ' .. what .. ' (' ..

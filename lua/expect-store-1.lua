@@ -8,7 +8,8 @@
 -- parts fill the set rb:b:{NAME}:x:<digest>:n, and the hash
 -- rb:b:{NAME}:x:<digest>:p names the parts stored; the last part renames
 -- the set to rb:b:{NAME}:x:<digest>, the one arrivals read, so an arrival
--- never sees a list in part.
+-- never sees a list in part. Part 1 also keeps the list's first ids
+-- (:x:<digest>:f), which a break names.
 --
 -- Atomic because the part's record, the set and the rename must agree: two
 -- callers storing the last two parts at once must not both find the list
@@ -68,10 +69,12 @@ local lease = int_arg(6, 'lease', 1, 1e12)
 local keep = open_expiry(ttl, lease)
 
 local xkey = expect_key(base, digest)
-local fill, done = xkey .. ':n', xkey .. ':p'
+local fill, done, head = xkey .. ':n', xkey .. ':p', xkey .. ':f'
 want_type(xkey, 'set')
+want_type(head, 'string')
 if redis.call('EXISTS', xkey) == 1 then
   redis.call('EXPIRE', xkey, keep)
+  redis.call('EXPIRE', head, keep)
   return {'stored'}
 end
 want_type(fill, 'set')
@@ -80,6 +83,11 @@ want_type(done, 'hash')
 -- record of parts whose set is gone records nothing (tests/model/expect.pml,
 -- MUT_XS_KEEP_RECORD).
 if redis.call('EXISTS', fill) == 0 then redis.call('DEL', done) end
+if i == 1 then
+  redis.call('SET', head, table.concat(ids, ',', 1,
+                                       math.min(#ids, EXPECT_HEAD)),
+             'EX', keep)
+end
 if not redis.call('HGET', done, i) then
   -- SADD by the thousand: Lua's unpack has a stack limit.
   for from = 1, #ids, 1000 do
@@ -100,4 +108,5 @@ end
 redis.call('RENAME', fill, xkey)
 redis.call('DEL', done)
 redis.call('EXPIRE', xkey, keep)
+redis.call('EXPIRE', head, keep)
 return {'stored'}

@@ -125,6 +125,19 @@ check "... without sending the list ($((in1 - in0)) bytes in, the list is ${#lis
 wait "$xpid"; c1=$?; wait "$x3pid"; c3=$?
 expect_eq "... and the waiting ones pass too" "0 0" "$c1 $c3"
 expect_eq "the round passed" ok "$(pcli LINDEX "$b:1:out" 0)"
+expect_eq "the list's first 16 ids are kept, in its order, for a break to name" \
+    "$(head -16 "$ids" | paste -sd,)" "$(pcli GET "$b:x:$sha:f")"
+# A round of the list without party-00002 and party-00005 breaks: it names
+# them, the first missing in the list's order (not a sample of 20,000).
+grep -v -e '^party-00002$' -e '^party-00005$' "$ids" |
+    awk -v sha="$ARRIVE" -v b="$b" -v n=$E -v d="$sha" -v t="$t" '
+    { print "EVALSHA" t sha t 2 t b t b ":nonce" t $1 t "r2" $1 t n t 600000 t 600 t 300 t 0 t "" t d t "" }' |
+    pipe_calls >"$RB_TEST_TMP/scale.x" 2>&1
+expect_eq "round 2: all but two arrive" $((E - 2)) "$(pcli ZCARD "$b:2:in")"
+ABANDON=$(sha_of abandon-3.lua)
+out=$(pcli EVALSHA "$ABANDON" 3 "$b" "$b:2:in" "$b:2:out" 2 party-00001 'timed out after 1s' 300 arrivals | sed -n 2p)
+expect_match "... a timeout's break names the two missing, in the list's order" \
+    "missing: party-00002,party-00005\)$" "$out"
 
 # 4. Bad --expect files exit 2 with one line, and nothing reaches Redis.
 before=$(pcli INFO commandstats | tr -d '\r' | grep '^cmdstat_' | grep -v '^cmdstat_info:')
