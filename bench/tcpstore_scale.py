@@ -166,7 +166,7 @@ def measure(n, requests, out):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description="TCPStore server CPU per barrier request, by N connections")
     ap.add_argument("--sizes", default="16,1024,4096")
     ap.add_argument("--requests", type=int, default=0)
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
