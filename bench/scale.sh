@@ -262,7 +262,8 @@ tcpstore_rows() {
         r=$(awk -v lo="$(sed -n "s/^scale_tcpstore_${key}_n$small //p" "$tmp/tcpstore.out")" \
                 -v hi="$(sed -n "s/^scale_tcpstore_${key}_n$big //p" "$tmp/tcpstore.out")" \
                 'BEGIN { printf "%.2f", (lo > 0 ? hi / lo : -1) }')
-        [ "$key" = open_s ] && r=-
+        # No ratio of a size to itself: one size measured says nothing of growth.
+        [ "$key" = open_s ] || [ "$big" = "$small" ] && r=-
         [ "$r" = - ] || echo "scale_tcpstore_${key}_ratio $r" >>"$raw"
         printf '%10s\n' "$r"
     done
