@@ -19,7 +19,9 @@
 # RB_BENCH_ONLY=jobs runs issue #22's job rows alone
 # (bench/jobs.sh; RB_BENCH_JOB_BREAKS, default 20 breaks of each kind;
 # RB_BENCH_JOB_BIG, default 1000, the members of the big job, 0 none);
-# RB_BENCH_ONLY=scale issue #34's scale rows (bench/scale.sh).
+# RB_BENCH_ONLY=scale issue #34's scale rows (bench/scale.sh; a TCPStore
+# barrier's too where torch is importable, RB_BENCH_TCPSTORE_SIZES, default
+# 16,1024,4096,8192 connections).
 #
 # Who is measured, all in the same run and interleaved repetition by
 # repetition, so a load change on the machine moves them alike:

@@ -32,6 +32,9 @@
 #                            (a part of 1,024 ids: no call holds Redis long),
 #                            from the slow log; scale_xstore_parts_nN calls
 # and scale_<path>_ratio: the figure at N=100,000 over N=16 (goal <= 1.5).
+# Then the same question for a TCPStore barrier (torch's own store), where
+# torch is importable (bench/tcpstore_scale.py: scale_tcpstore_*): each
+# party is a connection there, so N is what one host can open.
 
 sc_cli() { redis-cli -s "$sock" "$@"; }
 # Tab-separated commands on stdin, as RESP, in one pipeline.
@@ -245,4 +248,49 @@ scale_rows() {
         "$(sed -n "s/^scale_xstore_parts_n$big //p" "$raw" | tail -1)" "$big" \
         "$(sed -n "s/^scale_xstore_max_us_long //p" "$raw" | tail -1)" \
         "$(sed -n "s/^scale_xstore_parts_long //p" "$raw" | tail -1)"
+    tcpstore_rows
+}
+
+# TCPStore's server CPU per request of its barrier, by N connections
+# (RB_BENCH_TCPSTORE_SIZES, comma-separated). Without torch, a SKIP line:
+# CI installs torch for its torch tests alone, and the rest of the bench
+# must not need it.
+tcpstore_rows() {
+    local sizes=${RB_BENCH_TCPSTORE_SIZES:-16,1024,4096,8192} args=() n ok=() key small big r
+    [ "$SMOKE" = 1 ] && sizes=16,64 args=(--requests 100)
+    if ! "$PYTHON" -c 'import torch.distributed' 2>/dev/null; then
+        printf '\nSKIP TCPStore scale: torch is not importable for %s (tools/install-torch.sh installs Debian python3-torch)\n' "$PYTHON"
+        echo "scale_tcpstore_skipped 1" >>"$raw"
+        return 0
+    fi
+    "$PYTHON" "$here/tcpstore_scale.py" --sizes "$sizes" "${args[@]}" >"$tmp/tcpstore.out" ||
+        { cat "$tmp/tcpstore.out" >&2; echo "bench: scale: TCPStore failed" >&2; exit 1; }
+    cat "$tmp/tcpstore.out" >>"$raw"
+    for n in ${sizes//,/ }; do
+        grep -q "^scale_tcpstore_add_us_n$n " "$tmp/tcpstore.out" && ok+=("$n")
+    done
+    [ "${#ok[@]}" -gt 0 ] || { cat "$tmp/tcpstore.out" >&2; echo "bench: scale: TCPStore measured nothing" >&2; exit 1; }
+    small=${ok[0]} big=${ok[-1]}
+    printf '\nScale, TCPStore (%s): server CPU µs per request, by N connections; ratio N=%s / N=%s\n' \
+        "$(sed -n 's/^# tcpstore: \(torch [^,]*\),.*/\1/p' "$tmp/tcpstore.out")" "$big" "$small"
+    printf '%-22s' "path"
+    for n in ${sizes//,/ }; do printf '%12s' "N=$n"; done
+    printf '%10s\n' ratio
+    for key in add_us wait_us keywait_us open_s; do
+        printf '%-22s' "tcpstore_$key"
+        for n in ${sizes//,/ }; do
+            r=$(sed -n "s/^scale_tcpstore_${key}_n$n //p" "$tmp/tcpstore.out")
+            grep -q "^scale_tcpstore_failed_n$n " "$tmp/tcpstore.out" && r=failed
+            printf '%12s' "${r:--}"
+        done
+        r=$(awk -v lo="$(sed -n "s/^scale_tcpstore_${key}_n$small //p" "$tmp/tcpstore.out")" \
+                -v hi="$(sed -n "s/^scale_tcpstore_${key}_n$big //p" "$tmp/tcpstore.out")" \
+                'BEGIN { printf "%.2f", (lo > 0 ? hi / lo : -1) }')
+        # No ratio of a size to itself: one size measured says nothing of growth.
+        [ "$key" = open_s ] || [ "$big" = "$small" ] && r=-
+        [ "$r" = - ] || echo "scale_tcpstore_${key}_ratio $r" >>"$raw"
+        printf '%10s\n' "$r"
+    done
+    echo "(add: an arrival, add(key, 1); wait: the barrier's poll, add(key, 0), every 10 ms per waiting rank; keywait: wait([key]) of a set key)"
+    sed -n 's/^# tcpstore: N = /stopped: N = /p' "$tmp/tcpstore.out"
 }
