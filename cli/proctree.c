@@ -343,12 +343,46 @@ int cli_cgroup_write(const char *cgroup, const char *file, const char *text)
     return ok ? 0 : -1;
 }
 
+/* The empty cgroups of owners that are gone: a runner killed with -9
+ * together with its watchdog leaves its cgroup behind, and nobody else
+ * would remove it (one that still holds processes is left alone). */
+static void remove_stale(const char *home)
+{
+    char path[600], *end;
+    struct dirent *e;
+    long owner;
+    DIR *d;
+
+    if ((d = opendir(home)) == NULL)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, "rbarrier-", 9) != 0)
+            continue;
+        owner = strtol(e->d_name + 9, &end, 10);
+        if (*end != '\0' || owner <= 0 || kill((pid_t)owner, 0) == 0 ||
+            errno != ESRCH)
+            continue;
+        if (snprintf(path, sizeof(path), "%s/%s", home, e->d_name) <
+            (int)sizeof(path))
+            rmdir(path);
+    }
+    closedir(d);
+}
+
 int cli_cgroup_make(char *out, size_t len)
 {
     char home[520], pid[32];
 
     if (geteuid() != 0 || home_cgroup(home, sizeof(home)) != 0 ||
-        cli_cgroup_path_of(getpid(), out, len) != 0 || mkdir(out, 0755) != 0) {
+        cli_cgroup_path_of(getpid(), out, len) != 0) {
+        out[0] = '\0';
+        return -1;
+    }
+    /* One left by an earlier process of this pid (it is gone: the pid is
+     * ours) is taken over if empty. */
+    remove_stale(home);
+    rmdir(out);
+    if (mkdir(out, 0755) != 0) {
         out[0] = '\0';
         return -1;
     }

@@ -217,6 +217,17 @@ EOS
         # have cgroups meanwhile)
         check "$mode: ... and both cgroups are removed ($(cat "$T/$name.cg"))" \
             test -s "$T/$name.cg" -a ! -d "$(cat "$T/$name.cg")/sub" -a ! -d "$(cat "$T/$name.cg")"
+
+        # A cgroup left by a runner and watchdog both killed with -9 (its
+        # owner is gone, nobody removed it) goes with the next one made
+        # beside it; one still holding a process stays.
+        home=$(dirname "$(cat "$T/$name.cg")")
+        dead=$(sh -c 'echo $$')
+        while kill -0 "$dead" 2>/dev/null; do dead=$(sh -c 'echo $$'); done
+        mkdir "$home/rbarrier-$dead"
+        rb lock --name "$(fresh stale)" -- true
+        check "$mode: an empty cgroup of a gone owner is removed by the next command" \
+            test ! -d "$home/rbarrier-$dead"
     fi
 
     # ---- a daemon (setsid) left by the command of each of the three --------
