@@ -101,19 +101,28 @@ end
 local now = now_ms()
 local keep = math.max(ttl, math.ceil(2 * lease / 1000) + 1)
 
--- A new runner: if the job's state was lost while its members ran (a job
--- hash that is not there, with the keeper's record of members whose lease
--- runs; or the whole keeper lost), no new run starts before their leases
--- have passed. A job that ended (its hash says so) is not a loss.
+-- A new runner: no new run starts while a member of the last one may
+-- still run its command. That is the case when the job's state was lost
+-- while its members ran (a job hash that is not there, with the keeper's
+-- record of members whose lease runs; or the whole keeper lost), and when
+-- the last run broke or was stopped or reset ('over', 'stopped'): its
+-- members stop their commands, which may take their --kill-after, and
+-- renew no more, so their watchdogs end them by their leases, which the
+-- record covers. Only a run that passed ('done': every command exited)
+-- or one still open needs no wait.
 if want == 'new' then
   local state = redis.call('HGET', base, 'state')
+  local open = state == 'enter' or state == 'run' or state == 'stop'
   local marked = ARGV[13]
   if marked == '' then marked = nil end
-  local ok, till, why = keeper_check(base, lease, now, state and 1 or 0,
+  local ok, till, why = keeper_check(base, lease, now,
+                                     (open or state == 'done') and 1 or 0,
                                      marked)
   if not ok then return job_reply('keeper', 0, 0, till, 0, n, why) end
-  if till and state ~= 'enter' and state ~= 'run' and state ~= 'stop' then
+  if till and not open then
     return job_reply('quarantine', 0, 0, -1, 0, n,
+                     state and 'the last run of the job ended ' .. state ..
+                     ' while its members may still run' or
                      'the state of a run was lost', till - now)
   end
 end

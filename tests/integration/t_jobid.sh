@@ -115,6 +115,29 @@ new_run_after_loss() {   # new_run_after_loss flush|evict
     done
     check "... within the old lease's class, 4.1 s, plus margin ($took ms)" test "$took" -le 9000
 }
+# 5. No new run while the members of one that broke still stop: w1 fails,
+#    w0's work takes a second to stop; a new run of the name started as
+#    soon as w1's runner exits starts its commands only after w0's old
+#    work is gone.
+job_setup rerun
+start_runner oldw0 --id w0 --n 2 --lease 3 --kill-after 5 --timeout 30 -- \
+    sh -c "sh '$T/jobwork.sh' '$d/w0.log' old; true"
+start_runner oldw1 --id w1 --n 2 --lease 3 --timeout 30 -- sh -c 'sleep 0.5; exit 7'
+check "rerun: the first run's w1 fails" wait_until 30 ended oldw1
+t0=$(ms)
+for id in w0 w1; do
+    start_runner "new$id" --id $id --n 2 --lease 3 --timeout 30 -- \
+        sh -c "if kill -0 \$(cat '$d/w0.log.pid') 2>/dev/null; then echo overlap; else echo clear; fi > '$d/$id.saw'; echo \"new \$(date +%s%N)\" >> '$d/$id.log'"
+done
+wait
+expect_eq "rerun: the broken run's runners exit 3 and 7" "3 7" "$(runner_code oldw0) $(runner_code oldw1)"
+expect_eq "... the new run passes" "0 0" "$(runner_code neww0) $(runner_code neww1)"
+expect_eq "... its commands start once the old w0's work is gone" "clear clear" "$(cat "$d/w0.saw" "$d/w1.saw" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
+last=$(last_ns "$d/w0.log" old) first=$(last_ns "$d/w0.log" new)
+check "... by the commands' own clocks (old w0 last worked ${last:-never}, new started ${first:-never})" \
+    test -n "$last" -a -n "$first" -a "${first:-0}" -gt "${last:-0}"
+check "... within the old lease, 3 s, plus margin ($(($(ms) - t0)) ms)" test $(($(ms) - t0)) -le 8000
+
 if start_redis jobloss; then
     new_run_after_loss flush
     new_run_after_loss evict

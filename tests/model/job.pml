@@ -23,6 +23,8 @@
  *   LOSSES   the job's state lost once it runs (FLUSHALL, or its keys
  *            evicted), and a new run of the name started at once: its
  *            member 0 (Rerun) must not run CMD while the old one may
+ *   RERUNS   a new run of the name started as soon as the job broke for
+ *            good or stopped: the same, while the old members stop
  * Seeded bugs: MUT_JOB_BREAK_NO_X (the break does not reach the job's
  *   barrier), MUT_X_NO_JOB_CHECK (a job's barrier does not check the
  *   attempt), MUT_JOB_HB_NO_LEASE (a runner's heartbeat does not look at
@@ -39,7 +41,8 @@
  *   restart meets on the last attempt's port), MUT_JOB_KEEPER_NO_MARKER
  *   (the keeper is made without its marker loaded first),
  *   MUT_JOB_LOSS_NO_RECORD (a new run does not look at the keeper's
- *   record of the job's members).
+ *   record of the job's members), MUT_JOB_RERUN_NO_WAIT (a new run after
+ *   a break or a stop does not wait for the record).
  *
  * The keeper (lua/includes/keeper.lua): a FLUSHALL takes the job and the
  * keeper but not the markers in the script cache; an eviction of the
@@ -48,6 +51,9 @@
  * a wait: the break here), stop CMD and exit 1; their leases pass after.
  * A new run's entry that finds a lost keeper with a marker there, or that
  * record, waits until every old member's lease has passed (quar, pend).
+ * So does one that finds the last run broken for good or stopped: its
+ * members stop CMD and renew no more, and each lease passes once its CMD
+ * has stopped (the watchdog's deadline; jexp here).
  *
  * The rendezvous data (torchrun's environment) rides on the entering
  * round: each entry records its host (rdvh), rank 0's (member 0's) entry
@@ -83,6 +89,9 @@
 #endif
 #ifndef LOSSES
 #define LOSSES 0
+#endif
+#ifndef RERUNS
+#define RERUNS 0
 #endif
 
 #define NA (K + 1)           /* attempts 0..K */
@@ -513,6 +522,9 @@ broken:
 	fi;
 dead:
 stop:
+	/* a runner that is done renews no more: its lease passes (its CMD
+	 * has stopped, or it died and its watchdog ended CMD) */
+	atomic { jexp = jexp | B(p); cmds[p] = 0 };
 #ifdef TERM
 	ended++
 #else
@@ -573,21 +585,39 @@ end:	/* it may never come */
  * once its run has entered, CMD starts. */
 proctype Rerun()
 {
-end_early:	/* started only after a loss */
+	byte i;
+end_early:	/* started only after a loss, or once the job ended */
 	atomic {
-		jlost ->
+		(jlost || (RERUNS > 0 && jshut && jout[att] != OK)) ->
 		if
-		:: !keeper ->
+		:: jlost ->
 			if
-			:: marker -> quar = 1
-			:: else
-			fi;
-			marker = 1;
-			keeper = 1
+			:: !keeper ->
+				if
+				:: marker -> quar = 1
+				:: else
+				fi;
+				marker = 1;
+				keeper = 1
 #ifndef MUT_JOB_LOSS_NO_RECORD
-		:: keeper && rec -> quar = 1
+			:: keeper && rec -> quar = 1
 #endif
-		:: else
+			:: else
+			fi
+		:: else ->
+			/* the job hash says over or stopped: the record of
+			 * the leases of every member that renewed, in any
+			 * attempt, holds the new run back */
+			pend = 0;
+			for (i : 0 .. K) {
+				pend = pend | ent[i]
+			}
+			pend = pend & ~jexp;
+#ifndef MUT_JOB_RERUN_NO_WAIT
+			quar = 1
+#else
+			skip
+#endif
 		fi
 	};
 end_held:	/* held back while an old member may run */
@@ -611,6 +641,8 @@ init
 #endif
 #if LOSSES > 0
 		run Loss();
+#endif
+#if LOSSES > 0 || RERUNS > 0
 		run Rerun();
 #endif
 	}
