@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proctree.h"
@@ -343,6 +344,19 @@ int cli_cgroup_write(const char *cgroup, const char *file, const char *text)
     return ok ? 0 : -1;
 }
 
+/* A cgroup is empty only for the moment between its making and its
+ * command's start, unless its owner is gone; one older than this is not
+ * being made. (A process of another PID namespace sharing the cgroup
+ * root has a pid that kill() cannot see.) */
+#define STALE_CGROUP_S 60
+
+static int stale_cgroup(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 && time(NULL) - st.st_mtime > STALE_CGROUP_S;
+}
+
 /* The empty cgroups of owners that are gone: a runner killed with -9
  * together with its watchdog leaves its cgroup behind, and nobody else
  * would remove it (one that still holds processes is left alone). */
@@ -363,7 +377,8 @@ static void remove_stale(const char *home)
             errno != ESRCH)
             continue;
         if (snprintf(path, sizeof(path), "%s/%s", home, e->d_name) <
-            (int)sizeof(path))
+                (int)sizeof(path) &&
+            stale_cgroup(path))
             rmdir(path);
     }
     closedir(d);
@@ -381,7 +396,8 @@ int cli_cgroup_make(char *out, size_t len)
     /* One left by an earlier process of this pid (it is gone: the pid is
      * ours) is taken over if empty. */
     remove_stale(home);
-    rmdir(out);
+    if (stale_cgroup(out))
+        rmdir(out);
     if (mkdir(out, 0755) != 0) {
         out[0] = '\0';
         return -1;

@@ -414,6 +414,10 @@ int rb_job_enter(rb_job *j, rb_error *err)
         if ((rc = rb_job__run(j, RB_SCRIPT_JOB_ENTER, args, 13, &call, &r,
                               &jr, err)) != RB_OK)
             return rc;
+        /* What the markers were is true only for the call just after
+         * they were looked at; a later entry asks again. */
+        if (jr.kind != RB_JOB_KEEPER)
+            j->marked[0] = '\0';
         if (jr.kind == RB_JOB_KEEPER) {
             /* Nothing was written. More than a few: a server that does
              * not keep the keeper. */
@@ -472,7 +476,8 @@ int rb_job_enter(rb_job *j, rb_error *err)
          * for (attempt 0 of epoch 0 is no run's), the slice is the wait. */
         quarantined = jr.kind == RB_JOB_QUARANTINE;
         if (quarantined)
-            slice = jr.next_ms + RB_SLICE_MIN_MS;
+            slice = jr.next_ms + RB_SLICE_MIN_MS < j->slice_ms
+                        ? jr.next_ms + RB_SLICE_MIN_MS : j->slice_ms;
         set_attempt(j, jr.epoch, jr.att);
         freeReplyObject(r);
         r = NULL;

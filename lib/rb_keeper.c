@@ -26,21 +26,28 @@
 static int marker_call(rb_conn *c, const char *keeper, int k, int load,
                        const rb_call *proto, rb_error *err)
 {
-    char src[RB_KEY_MAX + 96], sha[41];
+    char src[2 * RB_KEY_MAX + 96], hex[2 * RB_KEY_MAX + 1], sha[41];
     const char *argv[4];
-    size_t lens[4];
+    size_t lens[4], i, klen = strlen(keeper);
     rb_call call = *proto;
     redisReply *r = NULL;
     int n, rc;
 
+    /* The key goes in as hex: a prefix may hold any byte a Lua string
+     * literal would take for code. */
+    if (klen >= RB_KEY_MAX)
+        return rb_error__set(err, RB_EINVAL, "keeper key too long");
+    for (i = 0; i < klen; i++)
+        snprintf(hex + 2 * i, 3, "%02x", (unsigned char)keeper[i]);
+    hex[2 * klen] = '\0';
     if (k == 0)
         n = snprintf(src, sizeof(src), "return 'rbarrier keeper marker: "
-                     "%s'", keeper);
+                     "%s'", hex);
     else
         n = snprintf(src, sizeof(src), "return 'rbarrier keeper marker: "
-                     "%s, leases up to 2^%d ms'", keeper, k);
+                     "%s, leases up to 2^%d ms'", hex, k);
     if (n < 0 || (size_t)n >= sizeof(src))
-        return -rb_error__set(err, RB_EINVAL, "keeper key too long");
+        return rb_error__set(err, RB_EINVAL, "keeper key too long");
     rb_sha1_hex(src, (size_t)n, sha);
     argv[0] = load ? "EVAL" : "EVALSHA";
     argv[1] = load ? src : sha;
@@ -55,7 +62,7 @@ static int marker_call(rb_conn *c, const char *keeper, int k, int load,
         freeReplyObject(r);
     if (rc == RB_EREDIS && call.reply_err == RB_REPLY_NOSCRIPT && !load)
         return 0;
-    return rc == RB_OK ? 1 : -rc;
+    return rc == RB_OK ? 1 : rc;   /* the rb codes are negative */
 }
 
 int rb_keeper__mark(rb_conn *c, const char *keeper, int klass, int missing,
@@ -69,19 +76,24 @@ int rb_keeper__mark(rb_conn *c, const char *keeper, int klass, int missing,
      * class marker can be there either. */
     if (missing) {
         if ((base = marker_call(c, keeper, 0, 0, proto, err)) < 0)
-            return -base;
+            return base;
         for (k = KEEPER_CLASS_MAX; base && k >= KEEPER_CLASS_MIN; k--) {
             if ((rc = marker_call(c, keeper, k, 0, proto, err)) < 0)
-                return -rc;
+                return rc;
             if (rc == 1) {
                 found = k;
                 break;
             }
         }
     }
-    if ((!base && (rc = marker_call(c, keeper, 0, 1, proto, err)) < 0) ||
+    /* The base marker too when the keeper is only short of a class: a
+     * cache emptied since (SCRIPT FLUSH) gets it back. */
+    if ((!(missing && base) &&
+         (rc = marker_call(c, keeper, 0, 1, proto, err)) < 0) ||
         (rc = marker_call(c, keeper, klass, 1, proto, err)) < 0)
-        return -rc;
-    snprintf(marked, len, "%d %d", klass, found);
+        return rc;
+    /* "-2": no look was made (the keeper was there); the script asks for
+     * one if it finds the keeper gone by the time this comes back. */
+    snprintf(marked, len, "%d %d", klass, missing ? found : -2);
     return RB_OK;
 }

@@ -364,6 +364,10 @@ static int wait_for_grant(rb_lock *l, const rb_lock_opts *o,
             continue;
         if (rc != RB_OK)
             return leave(l, rc);
+        /* What the markers were is true only for the call just after
+         * they were looked at; a later first call asks again. */
+        if (lr.kind != RB_LOCK_KEEPER)
+            l->marked[0] = '\0';
         switch (lr.kind) {
         case RB_LOCK_HELD:
             l->token = lr.token;

@@ -67,8 +67,7 @@ int rb_lock_reset(long *holders, long *waiters, rb_conn *c,
 {
     rb_error local;
     char base[RB_KEY_MAX];
-    char keeper[RB_KEY_MAX];
-    const char *keys[2] = { base, keeper };
+    const char *keys[1] = { base };
     rb_call call = { .deadline = rb_conn__op_deadline(c), .cancellable = 1 };
     redisReply *r = NULL;
     long long h, w;
@@ -77,9 +76,7 @@ int rb_lock_reset(long *holders, long *waiters, rb_conn *c,
     if (err == NULL)
         err = &local;
     if ((rc = rb_check_name(name, "lock name", err)) != RB_OK ||
-        (rc = rb_key__lock(base, sizeof(base), prefix, name, err)) != RB_OK ||
-        (rc = rb_key__keeper(keeper, sizeof(keeper), prefix, base, err)) !=
-            RB_OK)
+        (rc = rb_key__lock(base, sizeof(base), prefix, name, err)) != RB_OK)
         return rc;
     rc = rb_script__run(c, RB_SCRIPT_LOCK_RESET, keys, NULL, 0, &call, &r,
                         err);

@@ -68,10 +68,11 @@ end
 -- must wait out because state was lost, or nil. held: the name's holders
 -- as the lock counts them now (before any expiry). marked: the client's
 -- 'k found' after a 'keeper' reply (it loaded the marker of class k;
--- found, the highest class whose marker it found already there, -1 none),
--- or nil. Returns false, class, missing when the client must load a
--- marker first (missing: the hash is gone, so it must look for markers
--- too); nothing is written then.
+-- found, the highest class whose marker it found already there, -1 none,
+-- -2 when it did not look), or nil. Returns false, class, why when the
+-- client must load a marker first (why 'missing': the hash is gone, so it
+-- must look for markers too; 'class': a longer lease than the hash
+-- records); nothing is written then.
 local function keeper_check(base, lease, now, held, marked)
   local kh = keeper_key(base)
   local need = keeper_class(lease)
@@ -81,12 +82,17 @@ local function keeper_check(base, lease, now, held, marked)
   if marked then
     loaded, found = string.match(marked, '^(%d+) (%-?%d+)$')
     loaded, found = tonumber(loaded), tonumber(found)
-    if not loaded or loaded < 10 or loaded > 60 or found > 60 then
+    if not loaded or loaded < 10 or loaded > 40 or found < -2 or
+       found > 40 then
       error({err = 'ERR bad marker argument'})
     end
   end
   if not c then
-    if not loaded or loaded < need then return false, need, 'missing' end
+    -- A look made before the hash went (found -2: none at all) says
+    -- nothing of what is in the cache now.
+    if not loaded or loaded < need or found == -2 then
+      return false, need, 'missing'
+    end
     c = math.max(loaded, found)
     -- A marker was there and the hash was not: everything was lost, and
     -- a holder of any lease up to 2^found ms may still run.

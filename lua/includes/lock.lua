@@ -57,21 +57,43 @@ end
 -- while it lasts, else nil (and w ends it). One field of the base hash,
 -- read with the rest, tells a lock never reset: no cost there.
 -- After a loss of state, nothing is granted before lq (includes/
--- keeper.lua): an old holder may run until then and cannot confirm.
+-- keeper.lua): an old holder may run until then and cannot confirm. The
+-- holders may also go alone (an eviction takes one key at a time) while
+-- waiters stay: a lock with no holders whose keeper record is still ahead
+-- lost them, and every grant path passes here, so none grants before it.
+-- A reset leaves the record too (its own quarantine may be lost the same
+-- way); it goes once the revoked holders are done.
 local function lock_quarantine(base, st, now, w)
   local lq = st.lq
   if lq and lq < now then
     w.lq = ''
     st.lq, lq = nil, nil
   end
-  if not st.rq then return lq end
-  local revoked = lock_key(base, 'revoked')
-  local last = redis.call('ZRANGE', revoked, -1, -1, 'WITHSCORES')[2]
-  if last and tonumber(last) >= now then
-    return math.max(tonumber(last), lq or 0)
+  if st.rq then
+    local revoked = lock_key(base, 'revoked')
+    local last = redis.call('ZRANGE', revoked, -1, -1, 'WITHSCORES')[2]
+    if last and tonumber(last) >= now then
+      return math.max(tonumber(last), lq or 0)
+    end
+    redis.call('DEL', revoked)
+    w.rq = ''
+    st.rq = nil
+    keeper_free(base)
+    return lq
   end
-  redis.call('DEL', revoked)
-  w.rq = ''
+  if redis.call('EXISTS', lock_key(base, 'holders')) == 0 then
+    local rec = tonumber(redis.call('ZSCORE', keeper_key(base) .. ':d', base)
+                        or '')
+    if rec and rec >= now then
+      if not lq or rec > lq then
+        lq = rec
+        st.lq = rec
+        w.lq = string.format('%.0f', rec)
+      end
+    elseif rec then
+      keeper_free(base)
+    end
+  end
   return lq
 end
 
@@ -110,12 +132,13 @@ local function lock_expire(base, now, dl, w, ttl)
   local holders, queue = lock_key(base, 'holders'), lock_key(base, 'queue')
   local wait = lock_key(base, 'wait')
   local edge = '(' .. now
-  local gone, dead = {}, {}
+  local gone, dead, expired = {}, {}, false
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', holders, '-inf', edge)) do
     redis.call('ZREM', holders, id)
     history_lock(base, 'expire', id, nil, ttl)
     gone[id] = true
     dead[#dead + 1] = 'i:' .. id
+    expired = true
   end
   for _, id in ipairs(redis.call('ZRANGEBYSCORE', wait, '-inf', edge)) do
     redis.call('ZREM', wait, id)
@@ -129,7 +152,9 @@ local function lock_expire(base, now, dl, w, ttl)
   dl = now + ttl * 1000
   local h = redis.call('ZRANGE', holders, 0, 0, 'WITHSCORES')[2]
   local q = redis.call('ZRANGE', wait, 0, 0, 'WITHSCORES')[2]
-  if h then dl = tonumber(h) else keeper_free(base) end
+  -- The last holder's lease passed here: its record goes. Holders that
+  -- are not there without this (an eviction) leave it to lock_quarantine.
+  if h then dl = tonumber(h) elseif expired then keeper_free(base) end
   if q and (not h or tonumber(q) < dl) then dl = tonumber(q) end
   w.dl = dl
   return dl, gone

@@ -54,24 +54,38 @@ check "... below 2^53" test "$tok_b" -lt 9007199254740992
 # included); B must start after A's worker is gone and after its last
 # line, and within A's lease class (4.1 s) plus margin.
 slow_worker "$T/slowwork.sh"
-after_loss() {   # after_loss KIND: flush | evict
+# KIND holders: the holders' key alone goes (an eviction takes one key at a
+# time) while B already waits in line; A then finds its slot lost (exit 3).
+after_loss() {   # after_loss KIND: flush | evict | holders
     name=$(fresh "loss-$1")
     log=$T/$name.log
     spawn "$name.a" $RBARRIER lock --name "$name" --id a --lease 3 --kill-after 5 -- \
         sh -c "sh '$T/slowwork.sh' '$log' a; true"
     wait_until 20 test -s "$log.pid" || not_ok "$1: a runs its command"
+    start_b() {
+        spawn "$name.b" $RBARRIER lock --name "$name" --id b --lease 3 --timeout 30 -- \
+            sh -c "if kill -0 \$(cat '$log.pid') 2>/dev/null; then echo overlap; else echo clear; fi > '$T/$name.b.saw'; echo \"b \$(date +%s%N)\" >> '$log'"
+    }
+    if [ "$1" = holders ]; then
+        start_b
+        wait_until 20 _queued_is "$name" 1 || not_ok "$1: b waits"
+    fi
     case $1 in
     flush) rcli FLUSHALL >/dev/null ;;
     evict) for k in $(rcli --scan --pattern "rb:l:{$name}*"); do rcli DEL "$k" >/dev/null; done ;;
+    holders) rcli DEL "$(lkey "$name" holders)" >/dev/null ;;
     esac
     t0=$(now_ms)
-    spawn "$name.b" $RBARRIER lock --name "$name" --id b --lease 3 --timeout 30 -- \
-        sh -c "if kill -0 \$(cat '$log.pid') 2>/dev/null; then echo overlap; else echo clear; fi > '$T/$name.b.saw'; echo \"b \$(date +%s%N)\" >> '$log'"
+    [ "$1" = holders ] || start_b
     await "$name.b" 30
     ms=$(took_ms "$name.b" "$t0")
     await "$name.a" 15
-    expect_eq "$1 while held: the holder exits 1 (state lost)" 1 "$(code_of "$name.a")"
-    expect_eq "... a newcomer asking at once is served (exit 0)" 0 "$(code_of "$name.b")"
+    if [ "$1" = holders ]; then
+        expect_eq "$1 lost while held: the holder exits 3 (its slot is gone)" 3 "$(code_of "$name.a")"
+    else
+        expect_eq "$1 while held: the holder exits 1 (state lost)" 1 "$(code_of "$name.a")"
+    fi
+    expect_eq "... the newcomer is served (exit 0)" 0 "$(code_of "$name.b")"
     expect_eq "... only once the old holder's worker is gone" clear "$(cat "$T/$name.b.saw" 2>/dev/null)"
     a_end=$(last_ns "$log" a) b_start=$(last_ns "$log" b)
     check "... by the commands' own clocks too (a last worked ${a_end:-never}, b started ${b_start:-never})" \
@@ -80,6 +94,7 @@ after_loss() {   # after_loss KIND: flush | evict
 }
 after_loss flush
 after_loss evict
+after_loss holders
 
 # ---- a waiter whose state vanished: exit 1, its command never runs -------------
 name=$(fresh flushw)
@@ -162,3 +177,9 @@ for bad in "rb:b:{$name}" "other:k:{1}" "rb:k:{1}x" "rb:k:"; do
     expect_match "lock-acquire with KEYS[2] '$bad': refused" "KEYS\[2\] must be the keeper key" "$out"
 done
 expect_eq "... and nothing of the lock was written" 0 "$(rcli EXISTS "$(lkey "$name")" "$(lkey "$name" holders)" "$(lkey "$name" token)")"
+
+# A prefix is data, never code: the keeper's markers (scripts the client
+# loads, naming the keeper) carry it as hex.
+rb lock --prefix "x'..redis.call('SET','canary','pwned')..'" --name "$(fresh pfx)" -- true
+expect_eq "a prefix with quotes and Lua in it: the lock works (exit 0)" 0 $?
+expect_eq "... and nothing of it ran as code" 0 "$(rcli EXISTS canary)"

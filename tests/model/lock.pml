@@ -40,8 +40,8 @@
  * lease of 2 s or less) holds on the element alone, as before. The nudge
  * to the next in line only times its next call: the model's steps are
  * untimed, so it is not modelled.
- * A loss of state (LOSSES: FLUSHALL, or the name's keys evicted) at any
- * moment: holders, waiters, grants and dl are gone; a holder running CMD
+ * A loss of state (LOSSES: FLUSHALL, the name's keys evicted, or its
+ * holders alone, as an eviction takes one key at a time) at any moment: holders, waiters, grants and dl are gone; a holder running CMD
  * finds out at its next renewal and stops. FLUSHALL takes the keeper
  * (lua/includes/keeper.lua) too, but not the markers in the script cache;
  * an eviction of the name's keys leaves the keeper and its record of the
@@ -53,8 +53,12 @@
  * clock in microseconds, above every earlier one, which is what going on
  * counting models.
  * Seeded bugs: MUT_LOCK_KEEPER_NO_MARKER (the keeper is made without its
- *   marker loaded first), MUT_LOCK_LOSS_NO_RECORD (a request does not
- *   look at the keeper's record of the name's holders),
+ *   marker loaded first), MUT_LOCK_LOSS_NO_RECORD (the lock does not
+ *   look at the keeper's record of the name's holders at all),
+ *   MUT_LOCK_GRANT_IGNORES_RECORD (a grant to a waiter does not look at
+ *   it when the holders went alone), MUT_LOCK_RESET_FREES_RECORD (a reset
+ *   drops the record, so a loss of the name's keys, its quarantine with
+ *   them, lets a grant through beside a revoked holder),
  *   MUT_LOCK_SHORT_NO_CONFIRM (a woken waiter starts CMD on a
  *   pushed grant without confirming it, counting the full lease, while the
  *   server counts only the short one), MUT_LOCK_NO_SLOT_CHECK (a grant does not count the
@@ -109,6 +113,8 @@
 #define TAKE(x) atomic { x > 0 -> x-- }
 /* p's command stops */
 #define STOPCMD(p) running--; if :: !(SH & B(p)) -> runx-- :: else fi
+/* p lets go of its slot; the last holder's going drops the record */
+#define RELEASE(p) if :: holders & B(p) -> holders = holders & ~B(p); if :: holders == 0 -> rec = 0 :: else fi :: else fi
 /* p's lease deadline passes; dl, never later than a covered party's
  * deadline, has passed then too */
 #define EXPIRE(p) expd = expd | B(p); dlx = dlx | ((cov >> (p)) & 1)
@@ -165,6 +171,11 @@ inline settle()
 {
 	if
 	:: DL_PASSED ->
+		/* the last holder's lease passed: its record goes */
+		if
+		:: (holders & expd) != 0 && (holders & ~expd) == 0 -> rec = 0
+		:: else
+		fi;
 		holders = holders & ~expd;
 		shortl = shortl & holders;
 		i = 0;
@@ -192,6 +203,14 @@ inline settle()
 	for (i : 0 .. qlen - 1) {
 		assert((expd & B(queue[i])) == 0)
 	}
+	/* no holder, yet the keeper's record of one whose lease runs: the
+	 * holders went with part of the state (every grant path checks) */
+#if !defined(MUT_LOCK_GRANT_IGNORES_RECORD) && !defined(MUT_LOCK_LOSS_NO_RECORD)
+	if
+	:: rec && holders == 0 -> lq = lq | pend
+	:: else
+	fi;
+#endif
 	do
 	:: qlen > 0 && !QUARANTINE ->
 		/* the head, or (seeded bug) the first shared request when an
@@ -230,6 +249,7 @@ inline settle()
 		}
 		qlen--; queue[qlen] = 0;
 		holders = holders | B(h);
+		rec = 1;
 #ifndef MUT_TOKEN_NO_GROW
 		token++;
 #else
@@ -350,7 +370,7 @@ proctype Party(byte p)
 	   }
 	:: TAKE(signals) ->           /* gives up: leave the queue or the slot */
 		atomic {
-			holders = holders & ~B(p);
+			RELEASE(p);
 			i = 0;
 			do
 			:: i < qlen && queue[i] == p ->
@@ -416,7 +436,7 @@ proctype Party(byte p)
 		fi
 	:: atomic {                   /* CMD done: release */
 		STOPCMD(p);
-		holders = holders & ~B(p);
+		RELEASE(p);
 		revoked = revoked & ~B(p);    /* revoked meanwhile: confirms */
 		settle()
 	   }; goto stop
@@ -472,7 +492,10 @@ proctype Reset()
 	byte i, j, h, k;
 	atomic {
 		revoked = revoked | (holders & ~expd);
-		kicked = woken & holders;
+		kicked = kicked | (woken & holders);
+#ifdef MUT_LOCK_RESET_FREES_RECORD
+		rec = 0;
+#endif
 		woken = woken & ~holders;
 		holders = 0;
 		for (i : 0 .. qlen - 1) {
@@ -496,7 +519,10 @@ proctype Loss()
 		pend = (holders | revoked) & ~expd;
 		if
 		:: keeper = 0; rec = 0
-		:: rec = (holders != 0)
+		:: skip               /* the name's keys; the record stays */
+		:: holders != 0 ->    /* the holders alone (one key evicted) */
+			holders = 0; shortl = 0;
+			goto done
 		fi;
 		kicked = kicked | woken | holders;
 		woken = 0;
@@ -510,7 +536,8 @@ proctype Loss()
 		qlen = 0;
 		cov = 0;
 		dlx = 1;
-		i = 0
+		i = 0;
+done:		skip
 	}
 }
 

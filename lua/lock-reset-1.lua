@@ -6,7 +6,6 @@
 -- wake-ups.
 --
 -- KEYS[1]  the lock's base key, rb:l:{NAME} (derived keys: includes/lock.lua)
--- KEYS[2]  the keeper of the name's slot (includes/keeper.lua)
 -- ARGV     none
 --
 -- Returns {holders, waiters}: how many were revoked and sent away. A
@@ -46,9 +45,9 @@ for i = 1, #holders, 2 do
 end
 redis.call('DEL', base, lock_key(base, 'holders'), lock_key(base, 'queue'),
            lock_key(base, 'wait'))
--- The quarantine below covers the revoked holders, and is shortened by
--- their confirmations: the keeper's record of them would not be.
-keeper_free(base)
+-- The keeper's record of the revoked holders (includes/keeper.lua) stays:
+-- the quarantine below lives in the name's own keys, which may be lost
+-- too; lock_quarantine drops the record once the revoked holders are done.
 if rq and rq >= now then
   -- The base hash keeps the quarantine alone: the next acquire may still
   -- use any max.
