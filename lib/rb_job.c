@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "rb_job.h"
-#include "rb_keeper.h"
 #include "rb_reply.h"
 #include "rb_script.h"
 
@@ -83,8 +82,8 @@ int rb_job_new(rb_job **out, rb_conn *c, const rb_job_opts *o, rb_error *err)
     rb_random_hex(j->nonce, 16);
     if ((rc = rb_key__job(j->base, sizeof(j->base), o->prefix, o->name,
                           err)) != RB_OK ||
-        (rc = rb_key__keeper(j->keeper, sizeof(j->keeper), o->prefix,
-                             j->base, err)) != RB_OK) {
+        (rc = rb_keeper__init(&j->keeper, o->prefix, j->base, err)) !=
+            RB_OK) {
         rb_job_free(j);
         return rc;
     }
@@ -134,7 +133,7 @@ int rb_job__run(rb_job *j, rb_script_id sid, const char *const *args,
                 int nargs, rb_call *call, redisReply **r, rb_job_reply *jr,
                 rb_error *err)
 {
-    const char *keys[2] = { j->base, j->keeper };
+    const char *keys[2] = { j->base, j->keeper.key };
     int rc = rb_script__run(j->c, sid, keys, args, nargs, call, r, err);
 
     if (rc != RB_OK)
@@ -368,7 +367,7 @@ int rb_job_enter(rb_job *j, rb_error *err)
     char text[512];
     long long start = rb_now_ms(), until, bound, slice, dup_until = 0;
     long long sent = start;
-    int marks = 0, quarantined = 0;
+    int quarantined = 0;
     redisReply *r = NULL;
     rb_job_reply jr;
     int rc, reenter;
@@ -409,31 +408,23 @@ int rb_job_enter(rb_job *j, rb_error *err)
         args[9] = j->rdv.host ? j->rdv.host : j->id;
         args[10] = j->rdv.endpoint;
         args[11] = j->nonce;
-        args[12] = j->marked;
+        args[12] = j->keeper.marked;
         sent = rb_now_ms();
         if ((rc = rb_job__run(j, RB_SCRIPT_JOB_ENTER, args, 13, &call, &r,
                               &jr, err)) != RB_OK)
             return rc;
-        /* What the markers were is true only for the call just after
-         * they were looked at; a later entry asks again. */
-        if (jr.kind != RB_JOB_KEEPER)
-            j->marked[0] = '\0';
+        if ((rc = rb_keeper__answer(&j->keeper, j->c,
+                                    jr.kind == RB_JOB_KEEPER ? (int)jr.rank
+                                                             : 0,
+                                    jr.text[0] == 'm', &call, j->name,
+                                    err)) != RB_OK) {
+            freeReplyObject(r);
+            return rc;
+        }
         if (jr.kind == RB_JOB_KEEPER) {
-            /* Nothing was written. More than a few: a server that does
-             * not keep the keeper. */
-            int klass = (int)jr.rank, missing = jr.text[0] == 'm';
-
             freeReplyObject(r);
             r = NULL;
-            if (++marks > 3)
-                return rb_error__set(err, RB_EPROTO, "%s: the keeper %s "
-                                     "does not keep its marks", j->name,
-                                     j->keeper);
-            if ((rc = rb_keeper__mark(j->c, j->keeper, klass, missing,
-                                      &call, j->marked, sizeof(j->marked),
-                                      err)) != RB_OK)
-                return rc;
-            continue;
+            continue;   /* the markers are loaded: enter again */
         }
         if (jr.kind == RB_JOB_BADN) {
             rc = rb_error__set(err, RB_EINVAL, "%s: the open job has %s; "

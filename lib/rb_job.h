@@ -5,6 +5,7 @@
  * function (unit-tested with hostile replies). */
 
 #include "rb_internal.h"
+#include "rb_keeper.h"
 #include "rb_script.h"
 
 typedef enum rb_job_kind {
@@ -63,8 +64,8 @@ struct rb_job {
     long n, restarts;
     long long lease_ms, timeout_ms, slice_ms;
     char base[RB_KEY_MAX];
-    char keeper[RB_KEY_MAX];      /* the keeper of base's slot */
-    char marked[32];              /* job-enter's ARGV[13] (rb_keeper.h) */
+    rb_keeper keeper;             /* of base's slot; job-enter's KEYS[2]
+                                     and ARGV[13] */
     char list_key[RB_KEY_MAX];    /* the list this member blocks on */
     char lease_t[24], ttl_t[24], linger_t[24], n_t[24], k_t[24];
     char epoch_t[24], att_t[24];

@@ -65,23 +65,40 @@ static int marker_call(rb_conn *c, const char *keeper, int k, int load,
     return rc == RB_OK ? 1 : rc;   /* the rb codes are negative */
 }
 
-int rb_keeper__mark(rb_conn *c, const char *keeper, int klass, int missing,
-                    const rb_call *proto, char *marked, size_t len,
+int rb_keeper__init(rb_keeper *k, const char *prefix, const char *base,
                     rb_error *err)
 {
-    int found = -1, base = 1, k, rc;
+    k->marked[0] = '\0';
+    k->marks = 0;
+    return rb_key__keeper(k->key, sizeof(k->key), prefix, base, err);
+}
 
+int rb_keeper__answer(rb_keeper *k, rb_conn *c, int klass, int missing,
+                      const rb_call *proto, const char *who, rb_error *err)
+{
+    int found = -1, base = 1, i, rc;
+
+    if (klass == 0) {
+        k->marked[0] = '\0';
+        k->marks = 0;
+        return RB_OK;
+    }
+    /* Nothing was written. Twice is a keeper lost again at once; more is
+     * a server that does not keep it. */
+    if (++k->marks > 3)
+        return rb_error__set(err, RB_EPROTO, "%s: the keeper %s does not "
+                             "keep its marks", who, k->key);
     /* A keeper never seen here (the usual case, and a crowd of runners
      * may meet it at once) costs one look: without the base marker no
      * class marker can be there either. */
     if (missing) {
-        if ((base = marker_call(c, keeper, 0, 0, proto, err)) < 0)
+        if ((base = marker_call(c, k->key, 0, 0, proto, err)) < 0)
             return base;
-        for (k = KEEPER_CLASS_MAX; base && k >= KEEPER_CLASS_MIN; k--) {
-            if ((rc = marker_call(c, keeper, k, 0, proto, err)) < 0)
+        for (i = KEEPER_CLASS_MAX; base && i >= KEEPER_CLASS_MIN; i--) {
+            if ((rc = marker_call(c, k->key, i, 0, proto, err)) < 0)
                 return rc;
             if (rc == 1) {
-                found = k;
+                found = i;
                 break;
             }
         }
@@ -89,11 +106,12 @@ int rb_keeper__mark(rb_conn *c, const char *keeper, int klass, int missing,
     /* The base marker too when the keeper is only short of a class: a
      * cache emptied since (SCRIPT FLUSH) gets it back. */
     if ((!(missing && base) &&
-         (rc = marker_call(c, keeper, 0, 1, proto, err)) < 0) ||
-        (rc = marker_call(c, keeper, klass, 1, proto, err)) < 0)
+         (rc = marker_call(c, k->key, 0, 1, proto, err)) < 0) ||
+        (rc = marker_call(c, k->key, klass, 1, proto, err)) < 0)
         return rc;
     /* "-2": no look was made (the keeper was there); the script asks for
      * one if it finds the keeper gone by the time this comes back. */
-    snprintf(marked, len, "%d %d", klass, missing ? found : -2);
+    snprintf(k->marked, sizeof(k->marked), "%d %d", klass,
+             missing ? found : -2);
     return RB_OK;
 }

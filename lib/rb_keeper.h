@@ -7,15 +7,31 @@
 
 #include "rb_internal.h"
 
-/* A script answered 'keeper' (class, missing): load the marker of lease
- * class klass into the keeper's server before the keeper may record it;
- * when the keeper is missing, first look for the markers already there
- * (the highest says how long a holder of the lost state may still run).
- * Writes "<klass> <found>" into marked, the script's argument for its
- * next first call. proto: the call's deadline and cancellation.
- * @return an rb_code */
-int rb_keeper__mark(rb_conn *c, const char *keeper, int klass, int missing,
-                    const rb_call *proto, char *marked, size_t len,
+/* One request's side of the keeper: its key, and what the client saw of
+ * the markers, which the scripts take as their 'marked' argument. */
+typedef struct rb_keeper {
+    char key[RB_KEY_MAX];   /* <prefix>:k:{T}, the keeper of base's slot */
+    char marked[32];        /* "<klass> <found>" right after a look at the
+                               markers, else "" */
+    int marks;              /* 'keeper' answers in a row */
+} rb_keeper;
+
+/* The keeper of base's slot, nothing seen yet. @return an rb_code */
+int rb_keeper__init(rb_keeper *k, const char *prefix, const char *base,
                     rb_error *err);
+
+/* Every answer to a request's first call goes here. klass 0: an answer
+ * other than 'keeper'; what was seen of the markers is forgotten (it is
+ * true only for the call right after the look). klass 10..40: the script
+ * answered 'keeper' (why 'missing': the keeper is gone): load the marker
+ * of that lease class into the keeper's server before the keeper may
+ * record it, when the keeper is missing first looking for the markers
+ * already there (the highest says how long a holder of a lost state may
+ * still run); the caller then makes its first call again. who names the
+ * request in errors; proto: the call's deadline and cancellation.
+ * @return an rb_code; RB_EPROTO after a few 'keeper' answers in a row (a
+ *         server that does not keep the keeper) */
+int rb_keeper__answer(rb_keeper *k, rb_conn *c, int klass, int missing,
+                      const rb_call *proto, const char *who, rb_error *err);
 
 #endif

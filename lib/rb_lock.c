@@ -60,9 +60,8 @@ struct rb_lock {
     char id[RB_NAME_MAX + 1];
     char nonce[33];
     char base[RB_KEY_MAX];
-    char keeper[RB_KEY_MAX];  /* the keeper of base's slot */
-    char marked[32];          /* lock-acquire's ARGV[8]: "<k> <found>"
-                                 once a marker was loaded, else "" */
+    rb_keeper keeper;         /* of base's slot; lock-acquire's KEYS[2]
+                                 and ARGV[8] */
     char wake[RB_KEY_MAX];
     char lease_text[24];
     char ttl_text[24];
@@ -100,10 +99,10 @@ static int run_acquire(rb_lock *l, const char *max, int first,
                        rb_call *call, rb_lock_reply *out,
                        rb_error *err)
 {
-    const char *keys[2] = { l->base, l->keeper };
+    const char *keys[2] = { l->base, l->keeper.key };
     const char *args[8] = { l->id, l->nonce, max, l->lease_text,
                             l->ttl_text, first ? "1" : "0",
-                            l->shared ? "s" : "x", l->marked };
+                            l->shared ? "s" : "x", l->keeper.marked };
     redisReply *r = NULL;
     int rc;
 
@@ -127,7 +126,7 @@ static int run_acquire(rb_lock *l, const char *max, int first,
 static int run_renew(rb_lock *l, rb_call *call, rb_lock_reply *out,
                      rb_error *err)
 {
-    const char *keys[2] = { l->base, l->keeper };
+    const char *keys[2] = { l->base, l->keeper.key };
     const char *args[4] = { l->id, l->nonce, l->lease_text, l->ttl_text };
     redisReply *r = NULL;
     int rc;
@@ -148,7 +147,7 @@ static int run_renew(rb_lock *l, rb_call *call, rb_lock_reply *out,
 static int run_release(rb_lock *l, rb_call *call, rb_lock_reply *out,
                        rb_error *err)
 {
-    const char *keys[2] = { l->base, l->keeper };
+    const char *keys[2] = { l->base, l->keeper.key };
     const char *args[3] = { l->id, l->nonce, l->ttl_text };
     redisReply *r = NULL;
     int rc;
@@ -340,7 +339,7 @@ static int wait_for_grant(rb_lock *l, const rb_lock_opts *o,
     long long started = rb_now_ms();
     char max[24];
     long long dup_until = 0;
-    int first = 1, marks = 0, rc;
+    int first = 1, rc;
 
     snprintf(max, sizeof(max), "%ld", o->max > 0 ? o->max : 1);
     for (;;) {
@@ -364,10 +363,11 @@ static int wait_for_grant(rb_lock *l, const rb_lock_opts *o,
             continue;
         if (rc != RB_OK)
             return leave(l, rc);
-        /* What the markers were is true only for the call just after
-         * they were looked at; a later first call asks again. */
-        if (lr.kind != RB_LOCK_KEEPER)
-            l->marked[0] = '\0';
+        if ((rc = rb_keeper__answer(&l->keeper, l->c,
+                                    lr.kind == RB_LOCK_KEEPER ? lr.klass : 0,
+                                    lr.keeper_missing, &call, l->name,
+                                    err)) != RB_OK)
+            return rc;
         switch (lr.kind) {
         case RB_LOCK_HELD:
             l->token = lr.token;
@@ -394,17 +394,7 @@ static int wait_for_grant(rb_lock *l, const rb_lock_opts *o,
                 return rc;
             continue;
         case RB_LOCK_KEEPER:
-            /* Nothing was written. Twice is a keeper lost again at
-             * once; a third time is a server that does not keep it. */
-            if (++marks > 3)
-                return rb_error__set(err, RB_EPROTO, "lock %s: the keeper "
-                                     "%s does not keep its marks", l->name,
-                                     l->keeper);
-            if ((rc = rb_keeper__mark(l->c, l->keeper, lr.klass,
-                                      lr.keeper_missing, &call, l->marked,
-                                      sizeof(l->marked), err)) != RB_OK)
-                return rc;
-            continue;
+            continue;   /* the markers are loaded: the first call again */
         case RB_LOCK_LOST:
             return rb_error__set(err, RB_EBROKEN, "lock %s: this waiter's "
                                  "place is gone (its lease ran out, or the "
@@ -476,8 +466,8 @@ int rb_lock_acquire(rb_lock **out, rb_conn *c, const rb_lock_opts *o,
     snprintf(part, sizeof(part), "wake:%s", o->id);
     if ((rc = rb_key__lock(l->base, sizeof(l->base), o->prefix, o->name,
                            err)) != RB_OK ||
-        (rc = rb_key__keeper(l->keeper, sizeof(l->keeper), o->prefix,
-                             l->base, err)) != RB_OK ||
+        (rc = rb_keeper__init(&l->keeper, o->prefix, l->base, err)) !=
+            RB_OK ||
         (rc = rb_key__lock_part(l->wake, sizeof(l->wake), l->base, part,
                                 err)) != RB_OK) {
         free(l);
