@@ -116,8 +116,7 @@ if want == 'new' then
   local marked = ARGV[13]
   if marked == '' then marked = nil end
   local ok, till, why = keeper_check(base, lease, now,
-                                     (open or state == 'done') and 1 or 0,
-                                     marked)
+                                     not open and state ~= 'done', marked)
   if not ok then return job_reply('keeper', 0, 0, till, 0, n, why) end
   if till and not open then
     return job_reply('quarantine', 0, 0, -1, 0, n,

@@ -94,14 +94,14 @@ then
   end
 end
 
--- Before any expiry: a name whose holders vanished with its state is
--- told by holders that are not there.
+-- The keeper: a slot whose state was lost waits; the record of the
+-- name's holders is read where every grant path reads it
+-- (lock_quarantine).
 local lq
 if first then
   local marked = ARGV[8]
   if marked == '' then marked = nil end
-  local ok, till, why = keeper_check(base, lease, now,
-                                     redis.call('ZCARD', holders), marked)
+  local ok, till, why = keeper_check(base, lease, now, false, marked)
   if not ok then return {'keeper', till, why} end
   lq = till
 end

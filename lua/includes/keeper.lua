@@ -65,15 +65,17 @@ local function keeper_free(base)
 end
 
 -- On a request's first call: the end (ms) of the quarantine the request
--- must wait out because state was lost, or nil. held: the name's holders
--- as the lock counts them now (before any expiry). marked: the client's
+-- must wait out because state was lost, or nil. check_record: whether a
+-- record of the name still ahead means its state was lost (the caller
+-- knows no run of the name is on; a lock checks on every grant path
+-- instead, lock_quarantine). marked: the client's
 -- 'k found' after a 'keeper' reply (it loaded the marker of class k;
 -- found, the highest class whose marker it found already there, -1 none,
 -- -2 when it did not look), or nil. Returns false, class, why when the
 -- client must load a marker first (why 'missing': the hash is gone, so it
 -- must look for markers too; 'class': a longer lease than the hash
 -- records); nothing is written then.
-local function keeper_check(base, lease, now, held, marked)
+local function keeper_check(base, lease, now, check_record, marked)
   local kh = keeper_key(base)
   local need = keeper_class(lease)
   local st = redis.call('HMGET', kh, 'c', 'q')
@@ -104,15 +106,14 @@ local function keeper_check(base, lease, now, held, marked)
   end
   local till = q >= now and q or nil
   local d = kh .. ':d'
-  local rec = tonumber(redis.call('ZSCORE', d, base) or '')
-  if rec and held == 0 then
-    if rec >= now then
-      -- No holder, yet one was given a lease still running: the name's
-      -- state went without its holders letting go.
-      if not till or rec > till then till = rec end
-    else
-      redis.call('ZREM', d, base)
-    end
+  local rec = check_record and
+              tonumber(redis.call('ZSCORE', d, base) or '')
+  if rec and rec >= now then
+    -- Nothing on, yet one was given a lease still running: the name's
+    -- state went without its holders letting go.
+    if not till or rec > till then till = rec end
+  elseif rec then
+    redis.call('ZREM', d, base)
   end
   -- Names whose holders died and that nobody asked for since: two
   -- passed records dropped per request keep the zset to live names.

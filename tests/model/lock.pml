@@ -41,22 +41,23 @@
  * to the next in line only times its next call: the model's steps are
  * untimed, so it is not modelled.
  * A loss of state (LOSSES: FLUSHALL, the name's keys evicted, or its
- * holders alone, as an eviction takes one key at a time) at any moment: holders, waiters, grants and dl are gone; a holder running CMD
+ * holders alone, as an eviction takes one key at a time) at any moment:
+ * holders, waiters, grants and dl are gone; a holder running CMD
  * finds out at its next renewal and stops. FLUSHALL takes the keeper
  * (lua/includes/keeper.lua) too, but not the markers in the script cache;
  * an eviction of the name's keys leaves the keeper and its record of the
  * name's holders. A first acquire that finds the keeper gone with a marker
- * there, or the record of holders that are not there, holds every grant
- * back until the old holders' leases have passed (the script waits out a
+ * there, or any grant step (settle) that finds the record of holders that
+ * are not there, holds every grant back until the old holders' leases
+ * have passed (the script waits out a
  * time that covers them: lq, a set of parties here). The token is not
  * lost in the model: after a real loss it starts again at the server's
  * clock in microseconds, above every earlier one, which is what going on
  * counting models.
  * Seeded bugs: MUT_LOCK_KEEPER_NO_MARKER (the keeper is made without its
- *   marker loaded first), MUT_LOCK_LOSS_NO_RECORD (the lock does not
- *   look at the keeper's record of the name's holders at all),
- *   MUT_LOCK_GRANT_IGNORES_RECORD (a grant to a waiter does not look at
- *   it when the holders went alone), MUT_LOCK_RESET_FREES_RECORD (a reset
+ *   marker loaded first), MUT_LOCK_GRANT_IGNORES_RECORD (a grant does
+ *   not look at the keeper's record of the name's holders when they are
+ *   not there), MUT_LOCK_RESET_FREES_RECORD (a reset
  *   drops the record, so a loss of the name's keys, its quarantine with
  *   them, lets a grant through beside a revoked holder),
  *   MUT_LOCK_SHORT_NO_CONFIRM (a woken waiter starts CMD on a
@@ -205,7 +206,7 @@ inline settle()
 	}
 	/* no holder, yet the keeper's record of one whose lease runs: the
 	 * holders went with part of the state (every grant path checks) */
-#if !defined(MUT_LOCK_GRANT_IGNORES_RECORD) && !defined(MUT_LOCK_LOSS_NO_RECORD)
+#ifndef MUT_LOCK_GRANT_IGNORES_RECORD
 	if
 	:: rec && holders == 0 -> lq = lq | pend
 	:: else
@@ -280,8 +281,8 @@ proctype Party(byte p)
 	bit lost;
 
 	atomic {                      /* acquire: join the queue */
-		/* first, the keeper: a lost one with a marker there, or a
-		 * record of holders that are not there, is a loss of state */
+		/* first, the keeper: a lost one with a marker there is a
+		 * loss of state (the record: settle) */
 		if
 		:: !keeper ->
 			if
@@ -292,9 +293,6 @@ proctype Party(byte p)
 			marker = 1;
 #endif
 			keeper = 1
-#ifndef MUT_LOCK_LOSS_NO_RECORD
-		:: keeper && rec && holders == 0 -> lq = lq | pend
-#endif
 		:: else
 		fi;
 		expd = expd & ~B(p);
