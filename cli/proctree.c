@@ -386,7 +386,7 @@ static void remove_stale(const char *home)
 
 int cli_cgroup_make(char *out, size_t len)
 {
-    char home[520], pid[32];
+    char home[520];
 
     if (geteuid() != 0 || home_cgroup(home, sizeof(home)) != 0 ||
         cli_cgroup_path_of(getpid(), out, len) != 0) {
@@ -402,12 +402,19 @@ int cli_cgroup_make(char *out, size_t len)
         out[0] = '\0';
         return -1;
     }
+    return 0;
+}
+
+int cli_cgroup_prove(const char *cgroup)
+{
+    char home[520], pid[32];
+
+    if (home_cgroup(home, sizeof(home)) != 0)
+        return -1;
     snprintf(pid, sizeof(pid), "%ld", (long)getpid());
-    if (cli_cgroup_write(out, "cgroup.procs", pid) != 0 ||
+    if (cli_cgroup_write(cgroup, "cgroup.procs", pid) != 0 ||
         cli_cgroup_write(home, "cgroup.procs", pid) != 0) {
         cli_cgroup_write(home, "cgroup.procs", pid);
-        rmdir(out);
-        out[0] = '\0';
         return -1;
     }
     return 0;

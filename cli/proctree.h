@@ -23,10 +23,18 @@ void cli_ptree_signal(const char *cgroup, int sig, int then_cont_stopped);
  * (when given) holds them all. */
 int cli_ptree_group_halted(const char *cgroup, pid_t pgid);
 
-/* Make, in the caller's cgroup, a cgroup named for the caller's pid, and
- * prove the caller may move into it (and back): 0 with its path in out,
- * or -1 (not root, no cgroup2 mount, no permission): use the walk. */
+/* Make, in the caller's cgroup, a cgroup named for the caller's pid: 0
+ * with its path in out, or -1 (not root, no cgroup2 mount, no
+ * permission): use the walk. Whether a process may go into it is learnt
+ * when the command is born there (cli_proc_opts.cgroup_fd), or proved first
+ * (cli_cgroup_prove) where the kernel cannot do that. */
 int cli_cgroup_make(char *out, size_t len);
+
+/* Move the caller into cgroup and back home: 0 when both moves worked.
+ * Each move of a process between cgroups waits for an RCU grace period
+ * (spawn.c), so this is the fallback, not the way. */
+int cli_cgroup_prove(const char *cgroup);
+
 
 /* The path cli_cgroup_make gives when called by owner, a child forked
  * from this process: 0, or -1. */

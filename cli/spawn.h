@@ -81,9 +81,13 @@ typedef struct cli_proc_opts {
                                first signal; 0: 10s */
     const char *join_cgroup;/* a cgroup v2 directory the child joins
                                before exec; NULL: none */
+    int cgroup_fd;          /* an open cgroup v2 directory the child is
+                               born in (clone3); the start fails, errno
+                               ENOSYS, E2BIG or EINVAL where the kernel
+                               cannot do that; -1: none */
 } cli_proc_opts;
 
-#define CLI_PROC_OPTS_INIT { .stdout_fd = -1 }
+#define CLI_PROC_OPTS_INIT { .stdout_fd = -1, .cgroup_fd = -1 }
 
 typedef struct cli_proc {
     pid_t pid;              /* > 0 while it runs, 0 once reaped */

@@ -45,6 +45,41 @@ static void cgroup_make(tree *t)
     cli_cgroup_make(t->cgroup, sizeof(t->cgroup));
 }
 
+/* Start the command in the tree's cgroup: born there, which costs the
+ * cgroup's creation alone. A move into a cgroup waits for an RCU grace
+ * period (spawn.c): the three moves a start used to make (ours in and
+ * back, as a proof, and the command's) cost a `lock -- true` up to 15 ms
+ * when commands came apart. Where the kernel cannot start a process in a
+ * cgroup, the command moves before its exec, once we have proved (moving
+ * ourselves) that it may; where the cgroup takes no process, the command
+ * runs without one, under the walk. */
+static int start_cmd(cli_watchdog_args *w, tree *t, cli_proc *cmd)
+{
+    int fd, rc, e;
+
+    if (t->cgroup[0] == '\0')
+        return cli_proc_start(cmd, &w->cmd);
+    if ((fd = open(t->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+        w->cmd.cgroup_fd = fd;
+        rc = cli_proc_start(cmd, &w->cmd);
+        e = errno;
+        w->cmd.cgroup_fd = -1;
+        close(fd);
+        if (rc == 0)
+            return 0;
+    } else {
+        e = ENOSYS;
+    }
+    if ((e == ENOSYS || e == E2BIG || e == EINVAL) &&
+        cli_cgroup_prove(t->cgroup) == 0) {
+        w->cmd.join_cgroup = t->cgroup;
+    } else {
+        rmdir(t->cgroup);
+        t->cgroup[0] = '\0';
+    }
+    return cli_proc_start(cmd, &w->cmd);
+}
+
 /* ---- the tree ---- */
 
 /* Freeze or thaw the tree; a freeze is awaited no later than by
@@ -183,12 +218,11 @@ void cli_watchdog_main(void *arg)
         signal(deaf_to[i], SIG_IGN);
     memset(&t, 0, sizeof(t));
     cgroup_make(&t);
-    w->cmd.join_cgroup = t.cgroup[0] ? t.cgroup : NULL;
     /* If we die (kill -9 of the watchdog alone) the command's leader goes
      * with us; the runner ends the rest of its group. */
     w->cmd.parent_death_signal = SIGKILL;
     w->cmd.own_group = 1;
-    if (cli_proc_start(&cmd, &w->cmd) != 0) {
+    if (start_cmd(w, &t, &cmd) != 0) {
         report(w->news, 'P', -errno, 0);
         finish(w, &t, SIGKILL, 0, 0);
     }
