@@ -308,17 +308,37 @@ static int take_unified(char *line, char *out, size_t len)
     return snprintf(out, len, "%s", line + 3) < (int)len;
 }
 
-/* The directory of our own cgroup. */
+/* The directory of our own cgroup, read once per process and kept: we
+ * never change cgroup, and a watchdog forked from the runner inherits
+ * the answer, so a member's start reads no mountinfo (which costs every
+ * mount of the host) once the runner has warmed it (cli_cgroup_warm). */
+static char home_dir[520];
+static int home_known;   /* 1: home_dir holds it; -1: there is none */
+
 static int home_cgroup(char *out, size_t len)
 {
     char mnt[256], own[256];
 
-    if (!first_line("/proc/self/mountinfo", take_cgroup2_mount, mnt,
-                    sizeof(mnt)) ||
-        !first_line("/proc/self/cgroup", take_unified, own, sizeof(own)))
+    if (home_known == 0) {
+        home_known = -1;
+        if (first_line("/proc/self/mountinfo", take_cgroup2_mount, mnt,
+                       sizeof(mnt)) &&
+            first_line("/proc/self/cgroup", take_unified, own, sizeof(own)) &&
+            snprintf(home_dir, sizeof(home_dir), "%s%s", mnt,
+                     strcmp(own, "/") ? own : "") < (int)sizeof(home_dir))
+            home_known = 1;
+    }
+    if (home_known < 0)
         return -1;
-    return snprintf(out, len, "%s%s", mnt, strcmp(own, "/") ? own : "") <
-           (int)len ? 0 : -1;
+    return snprintf(out, len, "%s", home_dir) < (int)len ? 0 : -1;
+}
+
+void cli_cgroup_warm(void)
+{
+    char home[sizeof(home_dir)];
+
+    if (geteuid() == 0)
+        home_cgroup(home, sizeof(home));
 }
 
 int cli_cgroup_path_of(pid_t owner, char *out, size_t len)

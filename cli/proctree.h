@@ -23,6 +23,10 @@ void cli_ptree_signal(const char *cgroup, int sig, int then_cont_stopped);
  * (when given) holds them all. */
 int cli_ptree_group_halted(const char *cgroup, pid_t pgid);
 
+/* Learn our own cgroup now (when root: only root makes cgroups), so
+ * that the members' starts, and the watchdogs forked then, need not. */
+void cli_cgroup_warm(void);
+
 /* Make, in the caller's cgroup, a cgroup named for the caller's pid: 0
  * with its path in out, or -1 (not root, no cgroup2 mount, no
  * permission): use the walk. Whether a process may go into it is learnt

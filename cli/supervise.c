@@ -157,6 +157,7 @@ int cli_sup_start(cli_sup *s, const cli_sup_opts *o, rb_error *err)
      * left its group: setsid, daemons) come to us, not to init, so that
      * we can still end them. */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
+    cli_cgroup_warm();
     if (cli_proc_start(&s->watchdog, &wo) != 0) {
         int e = errno;
 
