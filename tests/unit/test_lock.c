@@ -282,6 +282,38 @@ static void test_lock_keeper_key(void **state)
     assert_string_equal(keeper, "rb:k:{5}");
 }
 
+/* The keeper's tag is the smallest decimal of the slot, the rule every
+ * client (and tests/lib.sh) follows: for every 97th slot, against the
+ * plain search that formats and hashes each number in turn. */
+static void test_lock_keeper_tag_is_smallest(void **state)
+{
+    static long first[16384];
+    char key[32], want[32], got[RB_KEY_MAX], tag[16];
+    rb_error err;
+    long n, found = 0;
+    unsigned s;
+
+    (void)state;
+    for (s = 0; s < 16384; s++)
+        first[s] = -1;
+    for (n = 0; found < 16384; n++) {
+        int len = snprintf(tag, sizeof(tag), "%ld", n);
+
+        s = rb_key__slot(tag, (size_t)len);
+        if (first[s] < 0) {
+            first[s] = n;
+            found++;
+        }
+    }
+    for (s = 0; s < 16384; s += 97) {
+        snprintf(key, sizeof(key), "rb:l:{%ld}", first[s]);
+        snprintf(want, sizeof(want), "rb:k:{%ld}", first[s]);
+        assert_int_equal(rb_key__keeper(got, sizeof(got), NULL, key, &err),
+                         RB_OK);
+        assert_string_equal(got, want);
+    }
+}
+
 /* Options of a version this library does not know are refused before
  * anything is sent (a program built against a newer header). */
 static void test_lock_unknown_opts_version(void **state)
@@ -313,6 +345,7 @@ int main(void)
         cmocka_unit_test(test_lock_decode_status_hostile),
         cmocka_unit_test(test_lock_keys),
         cmocka_unit_test(test_lock_keeper_key),
+        cmocka_unit_test(test_lock_keeper_tag_is_smallest),
         cmocka_unit_test(test_lock_unknown_opts_version),
     };
 
