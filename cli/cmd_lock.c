@@ -172,31 +172,39 @@ static int parse_flags(const lock_flags *f, rb_lock_opts *o, lock_args *a,
  * before the slot can pass on, whatever happens to this process. Returns
  * the exit code, or -1 when CMD ended on its own (*cmd_status); err says
  * why when it is not CMD's own status. */
+/* The supervisor's settings for CMD, all but what the grant decides. */
+static void sup_opts(cli_sup_opts *so, const rb_lock_opts *o, char **cmd,
+                     const lock_args *a)
+{
+    *so = (cli_sup_opts)CLI_SUP_OPTS_INIT;
+    so->argv = a->shell_cmd ? NULL : (const char *const *)cmd;
+    so->shell_cmd = a->shell_cmd;
+    so->kill_after_ms = a->kill_after;
+    so->stall_after_ms = a->stall_after_ms;
+    so->progress_file = a->progress_file;
+    so->lease_ms = o->lease_ms > 0 ? o->lease_ms : 10000;
+}
+
 static int hold(rb_lock *l, const rb_lock_opts *o, char **cmd,
-                const lock_args *a, int *cmd_status, rb_error *err)
+                const lock_args *a, cli_sup *s, int *cmd_status,
+                rb_error *err)
 {
     char token_env[48], name_env[RB_NAME_MAX + 16], id_env[RB_NAME_MAX + 16];
     const char *env[4] = { token_env, name_env, id_env, NULL };
-    cli_sup_opts so = CLI_SUP_OPTS_INIT;
-    cli_sup s;
+    cli_sup_opts so;
     int rc, st, stopping = 0;
 
     snprintf(token_env, sizeof(token_env), "RBARRIER_LOCK_TOKEN=%lld",
              rb_lock_token(l));
     snprintf(name_env, sizeof(name_env), "RBARRIER_LOCK=%s", o->name);
     snprintf(id_env, sizeof(id_env), "RBARRIER_ID=%s", o->id);
-    so.argv = a->shell_cmd ? NULL : (const char *const *)cmd;
-    so.shell_cmd = a->shell_cmd;
+    sup_opts(&so, o, cmd, a);
     so.env = env;
-    so.kill_after_ms = a->kill_after;
-    so.stall_after_ms = a->stall_after_ms;
-    so.progress_file = a->progress_file;
-    so.lease_ms = o->lease_ms > 0 ? o->lease_ms : 10000;
     so.held_until_ms = cli_now_ms() + rb_lock_lease_left_ms(l);
-    if (cli_sup_start(&s, &so, err) != RB_OK)
+    if (cli_sup_go(s, &so, err) != RB_OK)
         return CLI_EXIT_REDIS;
     for (;;) {
-        st = cli_sup_wait(&s, rb_lock_renew_in_ms(l));
+        st = cli_sup_wait(s, rb_lock_renew_in_ms(l));
         if (st == CLI_SUP_ENDED)
             break;
         if (cli_signal_pending()) {
@@ -205,31 +213,31 @@ static int hold(rb_lock *l, const rb_lock_opts *o, char **cmd,
              * while CMD takes its --kill-after grace. A second signal
              * ends the grace. */
             if (stopping) {
-                *cmd_status = cli_sup_stop(&s, SIGKILL);
+                *cmd_status = cli_sup_stop_tree(s, SIGKILL);
                 break;
             }
             stopping = cli_signal();
             cli_signal_ack();
-            cli_sup_signal(&s, stopping);
+            cli_sup_signal(s, stopping);
         }
         if (st == CLI_SUP_STALLED && !stopping) {
             /* A stuck command would hold the lock for ever. */
-            *cmd_status = cli_sup_stop(&s, SIGTERM);
+            *cmd_status = cli_sup_stop_tree(s, SIGTERM);
             cli_error(err, "lock %s: the command made no progress for "
                       "%.1fs; it was stopped", o->name,
-                      (double)(cli_now_ms() - cli_sup_progress_ms(&s)) /
+                      (double)(cli_now_ms() - cli_sup_progress_ms(s)) /
                           1000);
             return CLI_EXIT_BROKEN;
         }
         if (st == CLI_SUP_EXPIRED) {
-            *cmd_status = cli_sup_stop(&s, SIGTERM);
+            *cmd_status = cli_sup_stop_tree(s, SIGTERM);
             cli_error(err, "lock %s: the lease ran out before this holder "
                       "renewed it (stopped or cut off); the command was "
                       "stopped", o->name);
             return CLI_EXIT_BROKEN;
         }
         if (st == CLI_SUP_LOST) {
-            *cmd_status = cli_sup_stop(&s, SIGKILL);
+            *cmd_status = cli_sup_stop_tree(s, SIGKILL);
             cli_error(err, "lock %s: the command's watchdog died; the "
                       "command was stopped", o->name);
             return CLI_EXIT_REDIS;
@@ -238,19 +246,19 @@ static int hold(rb_lock *l, const rb_lock_opts *o, char **cmd,
             continue;
         rc = rb_lock_renew(l, err);
         if (rc == RB_OK) {
-            cli_sup_held(&s, cli_now_ms() + rb_lock_lease_left_ms(l));
+            cli_sup_held(s, cli_now_ms() + rb_lock_lease_left_ms(l));
             continue;
         }
         if (rc == RB_ECANCELED)
             continue;
         /* Stop the work first, then report; the watchdog has been
          * stopping it since the renewal went overdue. */
-        *cmd_status = cli_sup_stop(&s, SIGTERM);
+        *cmd_status = cli_sup_stop_tree(s, SIGTERM);
         return cli_exit_code(rc, 0);
     }
     /* Done; what it left running (its group, escaped daemons) goes now. */
-    if (s.started)
-        *cmd_status = cli_sup_stop(&s, SIGTERM);
+    if (s->started)
+        *cmd_status = cli_sup_stop_tree(s, SIGTERM);
     if (stopping) {
         cli_error(err, "lock %s: interrupted by signal %d; the command was "
                   "stopped", o->name, stopping);
@@ -357,6 +365,8 @@ int cmd_lock(int argc, char **argv)
     rb_conn *conn = NULL;
     rb_lock *l = NULL;
     rb_error err;
+    cli_sup sup = { .started = 0 };
+    cli_sup_opts so;
     char default_id[RB_NAME_MAX + 1];
     char **cmd = NULL;
     long long started;
@@ -476,6 +486,13 @@ int cmd_lock(int argc, char **argv)
         o.progress = lock_progress;
         o.payload = &line;
     }
+    /* CMD's watchdog is forked while the lock is awaited: the hand-off
+     * to CMD is then one message, not a fork and a cgroup. */
+    sup_opts(&so, &o, cmd, &a);
+    if (cli_sup_arm(&sup, &so, &err) != RB_OK) {
+        code = cli_fail(CLI_EXIT_REDIS, "%s", err.msg);
+        goto out;
+    }
     rc = rb_lock_acquire(&l, conn, &o, &err);
     lock_progress_erase(&line);
     if (rc == RB_ETIMEOUT && (a.conflict >= 0 || o.nonblock)) {
@@ -500,7 +517,7 @@ int cmd_lock(int argc, char **argv)
     if ((j = cli_out_json()) != NULL)
         cli_json_kint(j, "token", rb_lock_token(l));
 
-    code = hold(l, &o, cmd, &a, &status, &err);
+    code = hold(l, &o, cmd, &a, &sup, &status, &err);
     if (code >= 0) {
         if ((j = cli_out_json()) != NULL)
             cli_json_kint(j, "status", status);
@@ -530,6 +547,9 @@ int cmd_lock(int argc, char **argv)
     cli_verdict(status ? "command-failed" : "ok");
     code = cli_done(status, status ? "the command failed" : NULL);
 out:
+    /* Armed and the lock not had; else the watchdog, done with the tree
+     * before the release, now leaves. */
+    cli_sup_stop(&sup, SIGKILL);
     rb_lock_free(l);
     rb_conn_free(conn);
     arg_freetable(table, nt);

@@ -135,23 +135,48 @@ static void watch(runner *r, int fd, int on)
 
 /* CMD under the supervisor: its watchdog holds this member's lease
  * deadline, so no copy of this rank outlives the membership. */
-static int start_cmd(runner *r, rb_error *err)
+static void sup_opts(const runner *r, cli_sup_opts *o)
 {
-    cli_sup_opts o = CLI_SUP_OPTS_INIT;
-
-    if (build_env(r) != 0)
-        return cli_error(err, "the URL is too long to hand on to CMD");
-    o.argv = (const char *const *)r->argv;
-    o.env = r->env;
-    o.kill_after_ms = r->kill_after_ms;
-    o.lease_ms = r->o.lease_ms > 0 ? r->o.lease_ms : 10000;
-    o.held_until_ms = cli_now_ms() + rb_job_lease_left_ms(r->job);
-    o.stall_after_ms = r->stall_after_ms;
-    o.progress_file = r->progress_file;
+    *o = (cli_sup_opts)CLI_SUP_OPTS_INIT;
+    o->argv = (const char *const *)r->argv;
+    o->kill_after_ms = r->kill_after_ms;
+    o->lease_ms = r->o.lease_ms > 0 ? r->o.lease_ms : 10000;
+    o->stall_after_ms = r->stall_after_ms;
+    o->progress_file = r->progress_file;
     /* Under --json stdout carries only the result. */
     if (cli_out_json())
-        o.stdout_fd = STDERR_FILENO;
-    if (cli_sup_start(&r->sup, &o, err) != RB_OK)
+        o->stdout_fd = STDERR_FILENO;
+}
+
+/* CMD's watchdog, forked while the job is entered: once the members are
+ * in, every one of a host starts its CMD at once, and a fork and a
+ * cgroup each then would queue on the same CPUs. */
+static int arm_cmd(runner *r, rb_error *err)
+{
+    cli_sup_opts o;
+
+    sup_opts(r, &o);
+    return cli_sup_arm(&r->sup, &o, err);
+}
+
+static void disarm_cmd(runner *r)
+{
+    if (!r->running && r->sup.started)
+        cli_sup_stop(&r->sup, SIGKILL);
+}
+
+static int start_cmd(runner *r, rb_error *err)
+{
+    cli_sup_opts o;
+
+    if (build_env(r) != 0) {
+        disarm_cmd(r);
+        return cli_error(err, "the URL is too long to hand on to CMD");
+    }
+    sup_opts(r, &o);
+    o.env = r->env;
+    o.held_until_ms = cli_now_ms() + rb_job_lease_left_ms(r->job);
+    if (cli_sup_go(&r->sup, &o, err) != RB_OK)
         return RB_EINVAL;
     r->running = 1;
     /* The end of CMD and a Ctrl-Z wake the library's blocking read. */
@@ -396,7 +421,11 @@ static int attempt(runner *r)
     rb_error err;
     int rc, done = 0;
 
+    if (arm_cmd(r, &err) != RB_OK)
+        return cli_fail(CLI_EXIT_REDIS, "%s", err.msg);
     rc = rb_job_enter(r->job, &err);
+    if (rc != RB_OK)
+        disarm_cmd(r);
     if (rc == RB_ECANCELED) {
         char what[RB_NAME_MAX + 32];
 

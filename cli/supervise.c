@@ -90,60 +90,77 @@ static int make_progress_file(cli_sup *s)
     return 0;
 }
 
-int cli_sup_start(cli_sup *s, const cli_sup_opts *o, rb_error *err)
+/* The watchdog's env block: each "NAME=value" with its NUL, ours
+ * (RBARRIER_PROGRESS) last. NULL when it is too big to hand on. */
+#define ENV_BLOCK_MAX (1 << 20)
+
+static char *env_block(const cli_sup *s, const char *const *env, size_t *len)
+{
+    size_t n = strlen(s->progress_env) + 1, i;
+    char *block, *at;
+
+    for (i = 0; env && env[i]; i++)
+        n += strlen(env[i]) + 1;
+    if (n > ENV_BLOCK_MAX || (block = malloc(n)) == NULL)
+        return NULL;
+    at = block;
+    for (i = 0; env && env[i]; i++) {
+        size_t one = strlen(env[i]) + 1;
+
+        memcpy(at, env[i], one);
+        at += one;
+    }
+    memcpy(at, s->progress_env, strlen(s->progress_env) + 1);
+    *len = n;
+    return block;
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t put = write(fd, buf, len);
+
+        if (put < 0 && errno == EINTR)
+            continue;
+        if (put <= 0)
+            return -1;
+        buf += put;
+        len -= (size_t)put;
+    }
+    return 0;
+}
+
+int cli_sup_arm(cli_sup *s, const cli_sup_opts *o, rb_error *err)
 {
     cli_watchdog_args w;
     cli_proc_opts wo = CLI_PROC_OPTS_INIT;
-    const char **env;
-    size_t n = 0, i;
     int ctl[2], news[2];
-    struct pollfd pf;
-    cli_sup_msg m;
-    ssize_t got;
 
     memset(s, 0, sizeof(*s));
     s->ctl = s->news = -1;
     s->lease_ms = o->lease_ms > 0 ? o->lease_ms : 10000;
     s->kill_after_ms = o->kill_after_ms > 0 ? o->kill_after_ms
                                             : DEFAULT_KILL_AFTER_MS;
-    /* A caller that holds no deadline yet gives one lease from now. */
-    s->held_until_ms = o->held_until_ms > 0 ? o->held_until_ms
-                                            : cli_now_ms() + s->lease_ms;
     s->stall_after_ms = o->stall_after_ms;
     s->progress_file = o->progress_file;
     if (make_progress_file(s) != 0)
         return cli_error(err, "cannot make the progress file in %s: %s",
                          getenv("TMPDIR") ? "$TMPDIR" : "/tmp",
                          strerror(errno));
-    s->file_mtime_ns = mtime_ns(s->progress_file, &s->file_size);
-    s->progress_ms = cli_now_ms();
-    while (o->env && o->env[n])
-        n++;
-    if ((env = calloc(n + 2, sizeof(*env))) == NULL) {
-        unlink(s->progress_path);
-        return cli_error(err, "out of memory");
-    }
-    for (i = 0; i < n; i++)
-        env[i] = o->env[i];
-    env[n] = s->progress_env;
     memset(&w, 0, sizeof(w));
     w.cmd = (cli_proc_opts)CLI_PROC_OPTS_INIT;
     w.cmd.argv = o->argv;
     w.cmd.shell_cmd = o->shell_cmd;
-    w.cmd.env = env;
     w.cmd.stdout_fd = o->stdout_fd;
     w.cmd.kill_after_ms = s->kill_after_ms;
-    deadline_points(s, s->held_until_ms, &w.kill_at_ms, &w.term_at_ms);
     w.progress_path = s->progress_path;
     if (cli_pipe_cloexec(ctl) != 0) {
-        free(env);
         unlink(s->progress_path);
         return cli_error(err, "pipe: %s", strerror(errno));
     }
     if (cli_pipe_cloexec(news) != 0) {
         close(ctl[0]);
         close(ctl[1]);
-        free(env);
         unlink(s->progress_path);
         return cli_error(err, "pipe: %s", strerror(errno));
     }
@@ -165,16 +182,50 @@ int cli_sup_start(cli_sup *s, const cli_sup_opts *o, rb_error *err)
         close(ctl[1]);
         close(news[0]);
         close(news[1]);
-        free(env);
         unlink(s->progress_path);
         return cli_error(err, "cannot start the watchdog: %s", strerror(e));
     }
-    free(env);
     close(ctl[0]);
     close(news[1]);
     s->ctl = ctl[1];
     s->news = news[0];
+    fcntl(s->news, F_SETFL, O_NONBLOCK);
     s->started = 1;
+    return RB_OK;
+}
+
+int cli_sup_go(cli_sup *s, const cli_sup_opts *o, rb_error *err)
+{
+    long long kill_at, term_at;
+    struct pollfd pf;
+    cli_sup_msg m;
+    size_t len = 0;
+    ssize_t got;
+    char *block;
+
+    if (!s->started || s->cmd_pid > 0)
+        return cli_error(err, "the supervisor is not armed");
+    /* A caller that holds no deadline yet gives one lease from now. */
+    s->held_until_ms = o->held_until_ms > 0 ? o->held_until_ms
+                                            : cli_now_ms() + s->lease_ms;
+    /* The wait for the right was no stall of the command's. */
+    s->progress_mtime_ns = mtime_ns(s->progress_path, NULL);
+    s->file_mtime_ns = mtime_ns(s->progress_file, &s->file_size);
+    s->progress_ms = cli_now_ms();
+    if ((block = env_block(s, o->env, &len)) == NULL) {
+        cli_sup_stop(s, SIGKILL);
+        return cli_error(err, "the command's environment is too big");
+    }
+    deadline_points(s, s->held_until_ms, &kill_at, &term_at);
+    order(s, 'D', kill_at, term_at);
+    order(s, 'G', (long long)len, 0);
+    if (write_all(s->ctl, block, len) != 0) {
+        free(block);
+        cli_sup_stop(s, SIGKILL);
+        return cli_error(err, "cannot start the command: its watchdog is "
+                         "gone");
+    }
+    free(block);
     /* Its first word: the command's pid, or why it did not start. */
     pf.fd = s->news;
     pf.events = POLLIN;
@@ -195,9 +246,15 @@ int cli_sup_start(cli_sup *s, const cli_sup_opts *o, rb_error *err)
     if (m.b == 0 ||
         cli_cgroup_path_of(s->watchdog.pid, s->cgroup, sizeof(s->cgroup)) != 0)
         s->cgroup[0] = '\0';
-    fcntl(s->news, F_SETFL, O_NONBLOCK);
     cli_jobctl_install();
     return RB_OK;
+}
+
+int cli_sup_start(cli_sup *s, const cli_sup_opts *o, rb_error *err)
+{
+    int rc = cli_sup_arm(s, o, err);
+
+    return rc == RB_OK ? cli_sup_go(s, o, err) : rc;
 }
 
 const char *cli_sup_how(const cli_sup *s)
@@ -247,6 +304,8 @@ static void read_news(cli_sup *s)
         }
         if (m.op == 'Z')
             s->frozen = 1;
+        if (m.op == 'E')
+            s->gone = 1;
         if (m.op == 'X' && !s->ended) {
             s->ended = 1;
             s->status = (int)m.a;
@@ -389,7 +448,7 @@ static void end_orphans(cli_sup *s)
     }
 }
 
-int cli_sup_stop(cli_sup *s, int sig)
+int cli_sup_stop_tree(cli_sup *s, int sig)
 {
     long long until, cap;
 
@@ -406,7 +465,7 @@ int cli_sup_stop(cli_sup *s, int sig)
             until = cap;
     }
     read_news(s);
-    if (!s->ended && s->news >= 0) {
+    if (s->cmd_pid > 0 && !s->ended && s->news >= 0) {
         order(s, 'S', sig, 0);
         while (!s->ended && s->news >= 0 && cli_now_ms() < until) {
             struct pollfd pf = { .fd = s->news, .events = POLLIN };
@@ -430,15 +489,13 @@ int cli_sup_stop(cli_sup *s, int sig)
             s->status = 128 + SIGKILL;
         }
     }
-    if (s->ctl >= 0) {
-        close(s->ctl);
-        s->ctl = -1;
-    }
-    cli_proc_wait_for(&s->watchdog, -1);
-    read_news(s);
-    if (s->news >= 0) {
-        close(s->news);
-        s->news = -1;
+    /* Its word that the tree is gone ('E', before it removes the cgroup
+     * and leaves), or its end. */
+    while (!s->gone && s->news >= 0) {
+        struct pollfd pf = { .fd = s->news, .events = POLLIN };
+
+        poll(&pf, 1, -1);
+        read_news(s);
     }
     if (!s->ended) {
         /* Never heard its end: the watchdog ended it with the tree. */
@@ -447,10 +504,35 @@ int cli_sup_stop(cli_sup *s, int sig)
     }
     cli_jobctl_default();
     cli_jobctl_take();
+    s->started = 0;
+    s->closing = 1;
+    return s->status;
+}
+
+void cli_sup_close(cli_sup *s)
+{
+    if (!s->closing)
+        return;
+    s->closing = 0;
+    if (s->ctl >= 0) {
+        close(s->ctl);
+        s->ctl = -1;
+    }
+    cli_proc_wait_for(&s->watchdog, -1);
+    if (s->news >= 0) {
+        close(s->news);
+        s->news = -1;
+    }
     if (s->progress_path[0]) {
         unlink(s->progress_path);
         s->progress_path[0] = '\0';
     }
-    s->started = 0;
-    return s->status;
+}
+
+int cli_sup_stop(cli_sup *s, int sig)
+{
+    int status = cli_sup_stop_tree(s, sig);
+
+    cli_sup_close(s);
+    return status;
 }

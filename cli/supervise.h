@@ -63,6 +63,8 @@ typedef struct cli_sup {
     int news;                 /* the watchdog's reports (read end) */
     pid_t cmd_pid;
     int started, ended, lost, expired, frozen;
+    int gone;                 /* the watchdog said the tree is gone */
+    int closing;              /* stopped, the watchdog not yet awaited */
     int status;               /* the command's, once ended */
     char cgroup[520];         /* the tree's own cgroup v2; "": none */
     long long lease_ms, kill_after_ms, held_until_ms;
@@ -74,10 +76,25 @@ typedef struct cli_sup {
     char progress_env[300];
 } cli_sup;
 
-/* Start the watchdog and, under it, the command. Sets RBARRIER_PROGRESS in
- * the command's environment (a file it may touch to show progress).
- * RB_OK, or an rb_code with err filled (nothing is left running). */
+/* Start the watchdog and, under it, the command: cli_sup_arm, then
+ * cli_sup_go. RB_OK, or an rb_code with err filled (nothing is left
+ * running). */
 int cli_sup_start(cli_sup *s, const cli_sup_opts *o, rb_error *err);
+
+/* Start the watchdog alone, before the right is asked for (o's argv,
+ * shell_cmd, stdout_fd, kill_after_ms, lease_ms, stall_after_ms and
+ * progress_file count): it makes the command's cgroup and waits, so that
+ * once the right is held the command starts with one message, the fork
+ * and the cgroup already paid while the right was awaited. An armed
+ * supervisor that never goes is ended by cli_sup_stop (or by the
+ * runner's exit). RB_OK, or an rb_code with err filled. */
+int cli_sup_arm(cli_sup *s, const cli_sup_opts *o, rb_error *err);
+
+/* The right is held: start the command under the armed watchdog (o's
+ * env and held_until_ms count). Sets RBARRIER_PROGRESS in its
+ * environment (a file it may touch to show progress). RB_OK, or an
+ * rb_code with err filled (the watchdog is gone then). */
+int cli_sup_go(cli_sup *s, const cli_sup_opts *o, rb_error *err);
 
 /* The right was confirmed: it holds until until_ms (cli_now_ms clock, the
  * send time of the acknowledged renewal plus the lease). */
@@ -119,6 +136,13 @@ void cli_sup_signal(cli_sup *s, int sig);
  * Safe to call twice. */
 int cli_sup_stop(cli_sup *s, int sig);
 
+/* cli_sup_stop in two: the tree is gone when cli_sup_stop_tree returns
+ * (so the right may pass on), and the watchdog, which then removes the
+ * cgroup and leaves, is awaited by cli_sup_close (a no-op unless a stop
+ * came first): a lock is released between the two. */
+int cli_sup_stop_tree(cli_sup *s, int sig);
+void cli_sup_close(cli_sup *s);
+
 /* "cgroup" or "subreaper": how the tree is held (for --verbose). */
 const char *cli_sup_how(const cli_sup *s);
 
@@ -127,7 +151,8 @@ typedef struct cli_watchdog_args {
     int ctl, news;            /* its ends */
     int ctl_peer, news_peer;  /* the runner's ends, closed in it */
     cli_proc_opts cmd;
-    long long kill_at_ms, term_at_ms;  /* the first deadline's points */
+    long long kill_at_ms, term_at_ms;  /* the first deadline's points
+                                          (the 'D' before the 'G') */
     const char *progress_path;  /* removed when the tree is gone, also
                                    after a runner killed with -9 */
 } cli_watchdog_args;
@@ -144,8 +169,10 @@ typedef struct cli_sup_msg {
 /* Orders: 'D' the right's kill point a and SIGTERM point b;
  * 'S' send signal a to the tree (SIGCONT to the stopped); 'F' freeze,
  * 'T' thaw;
- * 'Q' end what is left and exit. Reports: 'P' the command's pid a,
+ * 'Q' end what is left and exit; 'G' start the command, a = the length
+ * of its environment, which follows ("NAME=value" strings with their
+ * NULs). Reports: 'P' the command's pid a,
  * cgroup b (1) or not; 'X' the command's status a, b = 1 when the deadline ended it;
- * 'Z' the tree is frozen. */
+ * 'Z' the tree is frozen; 'E' the tree is gone (the watchdog leaves). */
 
 #endif

@@ -25,8 +25,10 @@
  * again at least this often while waiting for the tree to empty. */
 #define RECHECK_MS 50
 
+/* SIGPIPE too: a report to a runner that died must not end us before
+ * the tree does. */
 static const int deaf_to[] = { SIGTSTP, SIGTTIN, SIGTTOU, SIGINT, SIGTERM,
-                               SIGHUP, SIGQUIT };
+                               SIGHUP, SIGQUIT, SIGPIPE };
 
 typedef struct tree {
     char cgroup[512];   /* "" : no cgroup, the subreaper walk only */
@@ -164,6 +166,19 @@ static int tree_gone_by(tree *t, long long until, int kill)
     return 1;
 }
 
+static void report(int fd, char op, long long a, long long b)
+{
+    cli_sup_msg m;
+
+    memset(&m, 0, sizeof(m));
+    m.op = op;
+    m.a = a;
+    m.b = b;
+    if (write(fd, &m, sizeof(m)) < 0) {
+        /* the runner is gone: its pipe's EOF tells us too */
+    }
+}
+
 /* End what is left: sig first with grace_ms to act on it (never past
  * kill_at, the right's kill point), then SIGKILL, then leave. */
 static void finish(const cli_watchdog_args *w, tree *t, int sig,
@@ -182,6 +197,8 @@ static void finish(const cli_watchdog_args *w, tree *t, int sig,
             tree_gone_by(t, cli_now_ms() + 5000, 1);
         }
     }
+    /* The right may pass on now; the cleanup is ours alone. */
+    report(w->news, 'E', 0, 0);
     if (t->cgroup[0])
         cli_cgroup_remove(t->cgroup, 8);
     if (w->progress_path && w->progress_path[0])
@@ -189,17 +206,56 @@ static void finish(const cli_watchdog_args *w, tree *t, int sig,
     _exit(0);
 }
 
-static void report(int fd, char op, long long a, long long b)
-{
-    cli_sup_msg m;
 
-    memset(&m, 0, sizeof(m));
-    m.op = op;
-    m.a = a;
-    m.b = b;
-    if (write(fd, &m, sizeof(m)) < 0) {
-        /* the runner is gone: its pipe's EOF tells us too */
+static int read_all(int fd, char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t got = read(fd, buf, len);
+
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return -1;
+        buf += got;
+        len -= (size_t)got;
     }
+    return 0;
+}
+
+/* Armed: the cgroup is made, the command waits for the runner's 'G'
+ * (its right is held), after the right's first deadline ('D'). The
+ * runner forks us before it waits for the right, so that the fork and
+ * the cgroup are not between the right and the command. Its
+ * environment comes with the 'G': "NAME=value" strings, each with its
+ * NUL. The runner's death or its 'Q' before that ends us (nothing runs). */
+static void wait_for_go(cli_watchdog_args *w, tree *t)
+{
+    const char **env;
+    cli_sup_msg m;
+    size_t n, i, at;
+    char *block;
+
+    for (;;) {
+        if (read_all(w->ctl, (char *)&m, sizeof(m)) != 0 || m.op == 'Q')
+            finish(w, t, SIGKILL, 0, cli_now_ms());
+        if (m.op == 'D') {
+            w->kill_at_ms = m.a;
+            w->term_at_ms = m.b;
+        }
+        if (m.op == 'G')
+            break;
+    }
+    n = m.a > 0 ? (size_t)m.a : 0;
+    if ((block = malloc(n + 1)) == NULL || read_all(w->ctl, block, n) != 0)
+        finish(w, t, SIGKILL, 0, cli_now_ms());
+    block[n] = '\0';
+    for (i = 0, at = 0; at < n; at += strlen(block + at) + 1)
+        i++;
+    if ((env = calloc(i + 1, sizeof(*env))) == NULL)
+        finish(w, t, SIGKILL, 0, cli_now_ms());
+    for (i = 0, at = 0; at < n; at += strlen(block + at) + 1)
+        env[i++] = block + at;
+    w->cmd.env = env;
 }
 
 void cli_watchdog_main(void *arg)
@@ -218,6 +274,7 @@ void cli_watchdog_main(void *arg)
         signal(deaf_to[i], SIG_IGN);
     memset(&t, 0, sizeof(t));
     cgroup_make(&t);
+    wait_for_go(w, &t);
     /* If we die (kill -9 of the watchdog alone) the command's leader goes
      * with us; the runner ends the rest of its group. */
     w->cmd.parent_death_signal = SIGKILL;
