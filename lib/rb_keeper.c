@@ -3,9 +3,10 @@
  * with everything else, which a new server looks like too; what tells the
  * two apart is a marker in the server's script cache, which FLUSHALL and
  * FLUSHDB leave alone: the script "marker of keeper K, lease class k",
- * loaded before K records that a lease of up to 2^k ms is in use, after
- * the base marker "K was here", so that a new server costs one look.
- * Lock and job scripts answer 'keeper' when the client must load one.
+ * loaded once K stands and before it records that a lease of up to 2^k
+ * ms is in use, with the base marker "K was here", so that a new server
+ * costs one look. Lock and job scripts answer 'keeper' when the client
+ * must look or load.
  */
 #include "fmacros.h"
 
@@ -76,22 +77,26 @@ int rb_keeper__init(rb_keeper *k, const char *prefix, const char *base,
 int rb_keeper__answer(rb_keeper *k, rb_conn *c, int klass, int missing,
                       const rb_call *proto, const char *who, rb_error *err)
 {
-    int found = -1, base = 1, i, rc;
+    int found = -1, base, i, rc;
 
     if (klass == 0) {
         k->marked[0] = '\0';
         k->marks = 0;
         return RB_OK;
     }
-    /* Nothing was written. Twice is a keeper lost again at once; more is
-     * a server that does not keep it. */
-    if (++k->marks > 3)
+    /* Nothing was granted. A first use takes two answers (the hash is
+     * made from a look, then a marker is loaded for it); twice that is a
+     * keeper lost again at once; more is a server that does not keep
+     * it. */
+    if (++k->marks > 4)
         return rb_error__set(err, RB_EPROTO, "%s: the keeper %s does not "
                              "keep its marks", who, k->key);
-    /* A keeper never seen here (the usual case, and a crowd of runners
-     * may meet it at once) costs one look: without the base marker no
-     * class marker can be there either. */
     if (missing) {
+        /* The hash is gone: say what the cache holds, and load nothing
+         * (a marker loaded before the hash stands would tell a crowd
+         * meeting a new keeper that state was lost). A keeper never seen
+         * here (the usual case) costs one look: without the base marker
+         * no class marker can be there either. */
         if ((base = marker_call(c, k->key, 0, 0, proto, err)) < 0)
             return base;
         for (i = KEEPER_CLASS_MAX; base && i >= KEEPER_CLASS_MIN; i--) {
@@ -102,16 +107,16 @@ int rb_keeper__answer(rb_keeper *k, rb_conn *c, int klass, int missing,
                 break;
             }
         }
+        snprintf(k->marked, sizeof(k->marked), "0 %d", found);
+        return RB_OK;
     }
-    /* The base marker too when the keeper is only short of a class: a
-     * cache emptied since (SCRIPT FLUSH) gets it back. */
-    if ((!(missing && base) &&
-         (rc = marker_call(c, k->key, 0, 1, proto, err)) < 0) ||
+    /* The hash stands and does not record this class yet: its marker
+     * first, with the base marker (a cache emptied since, SCRIPT FLUSH,
+     * gets it back). "-2": no look was made; the script asks for one if
+     * the hash is gone by the time this comes back. */
+    if ((rc = marker_call(c, k->key, 0, 1, proto, err)) < 0 ||
         (rc = marker_call(c, k->key, klass, 1, proto, err)) < 0)
         return rc;
-    /* "-2": no look was made (the keeper was there); the script asks for
-     * one if it finds the keeper gone by the time this comes back. */
-    snprintf(k->marked, sizeof(k->marked), "%d %d", klass,
-             missing ? found : -2);
+    snprintf(k->marked, sizeof(k->marked), "%d -2", klass);
     return RB_OK;
 }

@@ -68,13 +68,19 @@ end
 -- must wait out because state was lost, or nil. check_record: whether a
 -- record of the name still ahead means its state was lost (the caller
 -- knows no run of the name is on; a lock checks on every grant path
--- instead, lock_quarantine). marked: the client's
--- 'k found' after a 'keeper' reply (it loaded the marker of class k;
--- found, the highest class whose marker it found already there, -1 none,
--- -2 when it did not look), or nil. Returns false, class, why when the
--- client must load a marker first (why 'missing': the hash is gone, so it
--- must look for markers too; 'class': a longer lease than the hash
--- records); nothing is written then.
+-- instead, lock_quarantine). marked: the client's 'k found' after a
+-- 'keeper' reply, or nil: k, the class whose marker it loaded (0: none);
+-- found, what its look at the cache saw (the highest class marked, -1
+-- none, -2 no look). Returns false, class, why when the client must do
+-- its part first (why 'missing': the hash is gone, look at the cache;
+-- 'class': load the marker of class, the hash does not record it yet).
+--
+-- The order is what keeps a crowd's first use from looking like a loss:
+-- a marker of a class is loaded only once the hash stands (after a
+-- 'class' reply), so a marker in the cache with no hash means the hash
+-- was lost, never that another client is still making it. The hash is
+-- made from a look: with no class marked, empty (c 0: nothing granted
+-- under it yet); with class k marked, lost state, a quarantine of 2^k ms.
 local function keeper_check(base, lease, now, check_record, marked)
   local kh = keeper_key(base)
   local need = keeper_class(lease)
@@ -84,23 +90,25 @@ local function keeper_check(base, lease, now, check_record, marked)
   if marked then
     loaded, found = string.match(marked, '^(%d+) (%-?%d+)$')
     loaded, found = tonumber(loaded), tonumber(found)
-    if not loaded or loaded < 10 or loaded > 40 or found < -2 or
-       found > 40 then
+    if not loaded or (loaded ~= 0 and loaded < 10) or loaded > 40 or
+       found < -2 or found > 40 or (found >= 0 and found < 10) then
       error({err = 'ERR bad marker argument'})
     end
   end
   if not c then
     -- A look made before the hash went (found -2: none at all) says
     -- nothing of what is in the cache now.
-    if not loaded or loaded < need or found == -2 then
+    if not found or found == -2 then
       return false, need, 'missing'
     end
-    c = math.max(loaded, found)
-    -- A marker was there and the hash was not: everything was lost, and
-    -- a holder of any lease up to 2^found ms may still run.
+    -- A class marked and no hash: everything was lost, and a holder of
+    -- any lease up to 2^found ms may still run. Else a hash never made
+    -- here (or lost before anything was granted under it).
+    c = math.max(found, 0)
     q = found >= 10 and now + 2 ^ found or 0
     redis.call('HSET', kh, 'c', c, 'q', string.format('%.0f', q))
-  elseif c < need then
+  end
+  if c < need then
     if not loaded or loaded < need then return false, need, 'class' end
     redis.call('HSET', kh, 'c', loaded)
   end

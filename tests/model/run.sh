@@ -54,7 +54,7 @@ heartbeat-leaves-earliest      barrier safety -DMUT_HB_NO_LOWER_DL -DN=3 -DCRASH
 record-pruned-at-round-end     barrier safety -DMUT_RECORD_PRUNED -DN=2 -DCRASHES=0 -DLOSSES=1 -DSIGNALS=0
 '
 # Each other model brings its own configurations and mutants.
-for model in job param supervise lock expect; do
+for model in job param supervise lock expect keeper; do
 	[ -f "$here/$model.pml" ] || continue
 	configs="$configs
 $(cat "$here/$model.configs")"
