@@ -327,6 +327,19 @@ END {
         "-", "-", "-", "")
     row("lock: Redis cmds per hand-off, scripts incl.", "lock_handoff_calls", "",
         "-", "-", "-", "")
+    # Issue #30: what the supervisor costs a command (bench/supervised.sh);
+    # `make bench-start RB_BENCH_BASELINE=OLD` sets it against a build
+    # before the supervisor.
+    ratio_key("sup_handoff_floor", "lock_handoff_ms", "lock_handoff_floor_ms", 0)
+    ratio_key("sup_job_floor", "job_start_ms", "job_start_floor_ms", 0)
+    row("lock -- true, the whole process", "lock_true_ms", "ms", "-", "-",
+        "-", "")
+    row("lock hand-off to a queued waiter's CMD", "lock_handoff_ms", "ms",
+        num(MED["lock_handoff_floor_ms"]) "ms end+start",
+        num(MED["sup_handoff_floor"]), "-", "")
+    row("job start, 8 members to the last CMD", "job_start_ms", "ms",
+        num(MED["job_start_floor_ms"]) "ms 8 bare",
+        num(MED["sup_job_floor"]), "-", "")
     row("memory: bytes per open barrier (4/5 in)", "bytes_per_open_barrier", "B",
         "-", "-", "-", "")
     k = "keys_left_after_ttl"

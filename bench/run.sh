@@ -38,7 +38,10 @@
 #   shell     four shell loops of `rbarrier wait` against four loops of
 #             redis-cli INCR + BLPOP/RPUSH (bench/shellbarrier.sh);
 #   history   the library's N=4 rounds with the name's history off, run
-#             after those with it on (the cost of seeing the job).
+#             after those with it on (the cost of seeing the job);
+#   supervised  a `lock -- true`, a lock hand-off to a queued waiter's
+#             command and an 8-member job's start, against a process's end
+#             and start and 8 bare commands (bench/supervised.sh).
 # Plus the Redis round trip (p50 of PINGs on one connection), the EVALSHA
 # rate of a one-INCR script, and process start against redis-cli. All of it
 # runs over TCP loopback except the rows marked "unix" and "TLS".
@@ -255,6 +258,8 @@ for rep in $(seq "$REPS"); do
     step bash "$here/shellbarrier.sh" redis-cli 127.0.0.1 "$port" 4 \
         "$SHELL_ROUNDS" "bench-sh-$rep"
     bench cli --url "$tcp/0" --rbarrier "$RBARRIER" --count "$PROCS"
+    step env RBARRIER="$RBARRIER" SUP_ROUNDS="$([ "$SMOKE" = 1 ] && echo 1 || echo 5)" \
+        bash "$here/supervised.sh" "$tcp/0" "bench-sup-$rep"
     bench fanout --url "$tcp/0" --parties 64 --reps "$FANOUT_REPS"
     lock_rows
 done

@@ -7,7 +7,13 @@
 #   shell loops     four loops of `rbarrier wait` / four redis-cli loops,
 #                   20 rounds (bench/shellbarrier.sh);
 #   TLS process     `rbarrier get` over rediss:// / over redis:// to one
-#                   server, p50 of 60 each (rb_bench tls).
+#                   server, p50 of 60 each (rb_bench tls);
+#   supervised      a lock hand-off to a queued waiter's command and the
+#                   start of an 8-member job's commands, against a
+#                   process's end and start and 8 bare commands, and a
+#                   whole `lock -- true` (bench/supervised.sh): with a
+#                   baseline, the supervisor's cost against a build before
+#                   it (issue #30: no more than before).
 # Each ratio is taken within a repetition and its median over
 # RB_BENCH_REPS (default 7) repetitions printed with min..max.
 #
@@ -67,6 +73,8 @@ for rep in $(seq "$REPS"); do
         run "$rep $label" "$RB_BENCH" tls --url "rediss://127.0.0.1:$tls_port/0" \
             --plain "redis://127.0.0.1:$tls_plain_port/0" \
             --cacert "$RB_CERTS/ca.crt" --rbarrier "$bin" --count "$PROCS"
+        run "$rep $label" env RBARRIER="$bin" bash "$here/supervised.sh" \
+            "redis://127.0.0.1:$port/0" "sup-$label-$rep"
     done
     run "$rep -" bash "$here/shellbarrier.sh" redis-cli 127.0.0.1 "$port" 4 \
         "$SHELL_ROUNDS" "start-sh-rc-$rep"
@@ -111,6 +119,23 @@ END {
              "shell_rounds_per_s_rbarrier.4", "shell_rounds_per_s_redis-cli.4", "-")
         show("TLS: one get process, rediss:// / plain (<=1.5)", b, "tls_cli_ms",
              "tls_cli_plain_ms", b)
+        show("lock hand-off / a process end and start (supervised)", b,
+             "lock_handoff_ms", "lock_handoff_floor_ms", b)
+        show("job start, 8 members / 8 bare commands (supervised)", b,
+             "job_start_ms", "job_start_floor_ms", b)
+        if (b != "baseline" && ("baseline" in who)) {
+            show("lock -- true, this build / baseline (<=1)", b,
+                 "lock_true_ms", "lock_true_ms", "baseline")
+            show("lock hand-off, this build / baseline (<=1)", b,
+                 "lock_handoff_ms", "lock_handoff_ms", "baseline")
+            show("job start, this build / baseline (<=1)", b,
+                 "job_start_ms", "job_start_ms", "baseline")
+        }
+        printf "  supervised medians: lock -- true %.2f ms, hand-off %.2f ms" \
+               " (floor %.2f), job start %.2f ms (floor %.2f)\n",
+            p50(b, "lock_true_ms"), p50(b, "lock_handoff_ms"),
+            p50(b, "lock_handoff_floor_ms"), p50(b, "job_start_ms"),
+            p50(b, "job_start_floor_ms")
         printf "  medians: get %.1f ms, wait --n 1 %.1f ms, redis-cli GET %.1f ms;" \
                " shell %.1f/s vs redis-cli %.1f/s; get rediss:// %.1f ms, redis:// %.1f ms\n",
             p50(b, "cli_get_ms"), p50(b, "cli_wait_ms"), p50(b, "redis_cli_get_ms"),
