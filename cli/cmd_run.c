@@ -2,7 +2,8 @@
  * runners enter together, each runs CMD in its own process group while it
  * holds its membership, and all leave together; a member that fails or
  * vanishes stops every member's CMD. The library does the protocol; this
- * file runs CMD (through spawn.c), watches it and says what happened.
+ * file watches CMD (run_cmd.c runs it under the supervisor) and says what
+ * happened.
  *
  * One wait for two things: the library blocks on the job's outcome list
  * and returns early when its cancel fd is readable. That fd is an epoll fd
@@ -21,6 +22,7 @@
 #include "config.h"
 #include "clock.h"
 #include "proctree.h"
+#include "run_cmd.h"
 #include "run_stop.h"
 #include "supervise.h"
 #include "torch_env.h"
@@ -61,145 +63,10 @@ typedef struct run_flags {
     struct arg_end *end;
 } run_flags;
 
-typedef struct runner {
-    rb_job *job;
-    rb_job_opts o;
-    char *const *argv;
-    cli_config cfg;
-    long long kill_after_ms;
-    long long stall_after_ms; /* 0: no stall check */
-    const char *progress_file;
-    int quiet;
-    int wake;                 /* epoll over the signal pipe, and while CMD
-                                 runs the supervisor's and job control's */
-    int running;              /* CMD is under the supervisor */
-    cli_sup sup;
-    char last_break[512];
-    char env_text[10][CLI_PASSWORD_MAX + 512];
-    const char *env[11 + CLI_TORCH_VARS];
-    cli_torch_env torch;
-    char host[256];
-    long nproc;               /* --nproc-per-node; 0: not given */
-} runner;
-
-/* ---- CMD ---- */
-
-static void env_str(runner *r, int i, const char *name, const char *v)
-{
-    snprintf(r->env_text[i], sizeof(r->env_text[i]), "%s=%s", name, v);
-    r->env[i] = r->env_text[i];
-}
-
-static void env_int(runner *r, int i, const char *name, long long v)
-{
-    snprintf(r->env_text[i], sizeof(r->env_text[i]), "%s=%lld", name, v);
-    r->env[i] = r->env_text[i];
-}
-
-/* CMD's environment; the URL without its password (that goes as
- * REDISCLI_AUTH, as redis-cli takes it: in no argv, and in no URL a log
- * may show). */
-static int build_env(runner *r)
-{
-    char text[sizeof(r->env_text[0]) - 32];
-    int i = 0;
-
-    if (cli_config_child_url(&r->cfg, text, sizeof(text)) != 0)
-        return -1;
-    env_str(r, i++, "RBARRIER_JOB", r->o.name);
-    env_str(r, i++, "RBARRIER_ID", r->o.id);
-    env_int(r, i++, "RBARRIER_N", r->o.n);
-    env_int(r, i++, "RBARRIER_RANK", rb_job_rank(r->job));
-    env_int(r, i++, "RBARRIER_RESTART", rb_job_attempt(r->job));
-    env_str(r, i++, "RBARRIER_URL", text);
-    env_str(r, i++, "RBARRIER_NAME", r->o.name);
-    env_int(r, i++, "RBARRIER_GEN", rb_job_epoch(r->job));
-    env_int(r, i++, "RBARRIER_INDEX", rb_job_rank(r->job));
-    if (cli_config_password(&r->cfg))
-        env_str(r, i++, "REDISCLI_AUTH", cli_config_password(&r->cfg));
-    i += cli_torch_env_build(&r->torch, r->job, &r->o, r->o.master_addr,
-                             r->o.master_port, r->env + i);
-    r->env[i] = NULL;
-    return 0;
-}
-
-static void watch(runner *r, int fd, int on)
-{
-    struct epoll_event ev = { .events = EPOLLIN };
-
-    if (fd < 0)
-        return;
-    ev.data.fd = fd;
-    epoll_ctl(r->wake, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, fd, &ev);
-}
-
-/* CMD under the supervisor: its watchdog holds this member's lease
- * deadline, so no copy of this rank outlives the membership. */
-static void sup_opts(const runner *r, cli_sup_opts *o)
-{
-    *o = (cli_sup_opts)CLI_SUP_OPTS_INIT;
-    o->argv = (const char *const *)r->argv;
-    o->kill_after_ms = r->kill_after_ms;
-    o->lease_ms = r->o.lease_ms > 0 ? r->o.lease_ms : 10000;
-    o->stall_after_ms = r->stall_after_ms;
-    o->progress_file = r->progress_file;
-    /* Under --json stdout carries only the result. */
-    if (cli_out_json())
-        o->stdout_fd = STDERR_FILENO;
-}
-
-/* CMD's watchdog, forked while the job is entered: once the members are
- * in, every one of a host starts its CMD at once, and a fork and a
- * cgroup each then would queue on the same CPUs. */
-static int arm_cmd(runner *r, rb_error *err)
-{
-    cli_sup_opts o;
-
-    sup_opts(r, &o);
-    return cli_sup_arm(&r->sup, &o, err);
-}
-
-static void disarm_cmd(runner *r)
-{
-    if (!r->running && r->sup.started)
-        cli_sup_stop(&r->sup, SIGKILL);
-}
-
-static int start_cmd(runner *r, rb_error *err)
-{
-    cli_sup_opts o;
-
-    if (build_env(r) != 0) {
-        disarm_cmd(r);
-        return cli_error(err, "the URL is too long to hand on to CMD");
-    }
-    sup_opts(r, &o);
-    o.env = r->env;
-    o.held_until_ms = cli_now_ms() + rb_job_lease_left_ms(r->job);
-    if (cli_sup_go(&r->sup, &o, err) != RB_OK)
-        return RB_EINVAL;
-    r->running = 1;
-    /* The end of CMD and a Ctrl-Z wake the library's blocking read. */
-    watch(r, cli_sup_fd(&r->sup), 1);
-    watch(r, cli_jobctl_fd(), 1);
-    return RB_OK;
-}
-
-/* CMD's whole tree gets sig (0: SIGTERM), SIGKILL --kill-after later (or
- * sooner: before the lease can pass). Returns CMD's status. */
-static int stop_cmd(runner *r, int sig)
-{
-    if (!r->running)
-        return r->sup.status;
-    watch(r, cli_sup_fd(&r->sup), 0);
-    watch(r, cli_jobctl_fd(), 0);
-    r->running = 0;
-    return cli_sup_stop(&r->sup, sig);
-}
 
 /* ---- flags ---- */
 
-static int parse_flags(run_flags *f, runner *r, char *default_id,
+static int parse_flags(run_flags *f, cli_runner *r, char *default_id,
                        size_t idlen, rb_error *err)
 {
     long long ms;
@@ -296,13 +163,13 @@ static int parse_flags(run_flags *f, runner *r, char *default_id,
 /* ---- the run ---- */
 
 /* A break with restarts left: said once this member has entered again. */
-static int note_break(runner *r, const rb_error *err)
+static int note_break(cli_runner *r, const rb_error *err)
 {
     snprintf(r->last_break, sizeof(r->last_break), "%s", err->msg);
     return -1;
 }
 
-static int interrupted(runner *r, rb_error *err)
+static int interrupted(cli_runner *r, rb_error *err)
 {
     char what[RB_NAME_MAX + 32];
     int sig = cli_signal();
@@ -311,31 +178,31 @@ static int interrupted(runner *r, rb_error *err)
      * must not wait for that, nor take it for a silent death. */
     snprintf(what, sizeof(what), "%s interrupted", r->o.id);
     rb_job_fail(r->job, what, -1, err);
-    stop_cmd(r, sig);
+    cli_run_cmd_stop(r, sig);
     return cli_fail(cli_exit_code(RB_ECANCELED, sig), "%s: %s", r->o.name,
                     what);
 }
 
 /* ---- preemption: the job stops (run_stop.c) ---- */
 
-static int cmd_end(void *p) { return stop_cmd(p, SIGKILL); }
+static int cmd_end(void *p) { return cli_run_cmd_stop(p, SIGKILL); }
 
-static int hold_stop(runner *r, rb_error *err)
+static int hold_stop(cli_runner *r, rb_error *err)
 {
     cli_run_stop s = { r->job, &r->sup, r->o.name, r->o.id,
                        r->kill_after_ms, cmd_end, r };
 
-    watch(r, cli_signal_fd(), 0);
+    cli_run_watch(r, cli_signal_fd(), 0);
     return cli_run_hold_stop(&s, err);
 }
 
 /* CMD made no progress for --stall-after: the job breaks (every runner,
  * this one too, exits 3; --restarts reruns it), then CMD stops. */
-static int stalled(runner *r, rb_error *err)
+static int stalled(cli_runner *r, rb_error *err)
 {
     int rc = cli_run_stall(r->job, &r->sup, err);
 
-    stop_cmd(r, SIGTERM);
+    cli_run_cmd_stop(r, SIGTERM);
     if (rc == RB_EBROKEN && rb_job_can_restart(r->job))
         return note_break(r, err);
     return cli_fail_as(cli_exit_code(rc == RB_OK ? RB_EBROKEN : rc, 0), NULL,
@@ -344,7 +211,7 @@ static int stalled(runner *r, rb_error *err)
 
 /* CMD ended with status: leave (0) or fail. Returns -1 to go on with the
  * next attempt (restarts), else the exit code. */
-static int cmd_ended(runner *r, int status, rb_error *err)
+static int cmd_ended(cli_runner *r, int status, rb_error *err)
 {
     char what[RB_NAME_MAX + 64];
     int rc, done = 0;
@@ -392,10 +259,10 @@ static int cmd_ended(runner *r, int status, rb_error *err)
  * deadline came without a renewal (the runner was stopped or cut off), or
  * the watchdog died. The others may already have taken this member for
  * dead; tell them, and take the job's word. */
-static int lost_right(runner *r, int st, rb_error *err)
+static int lost_right(cli_runner *r, int st, rb_error *err)
 {
     char what[RB_NAME_MAX + 96];
-    int status = stop_cmd(r, SIGKILL), rc;
+    int status = cli_run_cmd_stop(r, SIGKILL), rc;
 
     snprintf(what, sizeof(what), st == CLI_SUP_EXPIRED
              ? "%s's lease ran out before its runner renewed it (stopped or "
@@ -416,16 +283,16 @@ static int lost_right(runner *r, int st, rb_error *err)
 
 /* One attempt: enter, run CMD while keeping the lease, leave. -1: run
  * the next attempt; else the exit code. */
-static int attempt(runner *r)
+static int attempt(cli_runner *r)
 {
     rb_error err;
     int rc, done = 0;
 
-    if (arm_cmd(r, &err) != RB_OK)
+    if (cli_run_cmd_arm(r, &err) != RB_OK)
         return cli_fail(CLI_EXIT_REDIS, "%s", err.msg);
     rc = rb_job_enter(r->job, &err);
     if (rc != RB_OK)
-        disarm_cmd(r);
+        cli_run_cmd_disarm(r);
     if (rc == RB_ECANCELED) {
         char what[RB_NAME_MAX + 32];
 
@@ -444,7 +311,7 @@ static int attempt(runner *r)
                                      : "joined a job that had broken before "
                                        "this runner started",
                     rb_job_attempt(r->job), r->o.restarts);
-    if (start_cmd(r, &err) != RB_OK) {
+    if (cli_run_cmd_start(r, &err) != RB_OK) {
         char what[RB_NAME_MAX + 64];
 
         snprintf(what, sizeof(what), "%s's command could not start",
@@ -475,12 +342,12 @@ static int attempt(runner *r)
             if (st == CLI_SUP_ENDED)
                 /* Ended: what it left (its group, escaped daemons) goes
                  * now. */
-                return cmd_ended(r, stop_cmd(r, SIGTERM), &err);
+                return cmd_ended(r, cli_run_cmd_stop(r, SIGTERM), &err);
             return lost_right(r, st, &err);
         }
         /* Broken, lost, or this member's lease could not be renewed: CMD
          * stops first, so a restart never runs two copies of one rank. */
-        stop_cmd(r, SIGTERM);
+        cli_run_cmd_stop(r, SIGTERM);
         if (rc == RB_EBROKEN && rb_job_can_restart(r->job))
             return note_break(r, &err);
         return cli_fail_as(cli_exit_code(rc, 0), NULL, err.msg, r->o.name);
@@ -492,7 +359,7 @@ int cmd_run(int argc, char **argv)
     run_flags f;
     void *table[16 + CLI_COMMON_COUNT + 1];
     size_t nt = 0;
-    runner r;
+    cli_runner r;
     rb_error err;
     rb_conn *conn = NULL;
     char default_id[192];
@@ -620,7 +487,7 @@ int cmd_run(int argc, char **argv)
     while ((code = attempt(&r)) < 0)
         ;
 out:
-    stop_cmd(&r, cli_signal());
+    cli_run_cmd_stop(&r, cli_signal());
     if (r.wake >= 0)
         close(r.wake);
     rb_job_free(r.job);

@@ -165,29 +165,6 @@ static int list_key(rb_job *j, const char *part, rb_error *err)
     return RB_OK;
 }
 
-int rb_job__broken(rb_job *j, const char *outcome, rb_error *err)
-{
-    const char *reason = "";
-
-    rb_reply__outcome(outcome, &reason);
-    j->phase = PHASE_BROKEN;
-    return rb_error__set(err, RB_EBROKEN, "%s: job broken: %s", j->name,
-                         reason ? reason : outcome);
-}
-
-int rb_job__lost(rb_job *j, const char *text, rb_error *err)
-{
-    j->phase = PHASE_NONE;
-    if (text && strcmp(text, "replaced") == 0)
-        return rb_error__set(err, RB_ELOST, "%s: another runner took the "
-                             "place of id '%s' (this one's lease had "
-                             "passed)", j->name, j->id);
-    return rb_error__set(err, RB_ELOST, "%s: job state lost (this member "
-                         "is gone from attempt %ld of epoch %lld: was Redis "
-                         "restarted without persistence?)", j->name, j->att,
-                         j->epoch);
-}
-
 /* One blocking slice on list_key: 1 with *text (an outcome or "go") when
  * the list has one, 0 when the slice ran out or the connection dropped
  * (the renewal that comes next reconnects), < 0 an rb_code. */
@@ -271,35 +248,6 @@ static int keep_now(rb_job *j, rb_job_reply *jr, redisReply **r,
                          ? rb_now_ms() + jr->next_ms + RB_PEER_LATE_MS : 0;
     }
     return RB_OK;
-}
-
-int rb_job__stopping(rb_job *j, const char *outcome, int *done,
-                     rb_error *err)
-{
-    if (j->phase != PHASE_STOPPING)
-        snprintf(j->stop_reason, sizeof(j->stop_reason), "%s",
-                 outcome + 9);
-    if (j->phase == PHASE_LEAVE) {
-        /* Its command was done before the stop: nothing to save. */
-        j->phase = PHASE_NONE;
-        *done = 1;
-        return rb_error__set(err, RB_EBROKEN, "%s: job stopped: %s",
-                             j->name, j->stop_reason);
-    }
-    j->phase = PHASE_STOPPING;
-    return RB_OK;
-}
-
-int rb_job__ended(rb_job *j, const char *outcome, int *done, rb_error *err)
-{
-    if (strcmp(outcome, "ok") == 0) {
-        j->phase = PHASE_NONE;
-        *done = 1;
-        return RB_OK;
-    }
-    if (strncmp(outcome, "stopping ", 9) == 0)
-        return rb_job__stopping(j, outcome, done, err);
-    return rb_job__broken(j, outcome, err);
 }
 
 /* How long the next slice may block: to the next renewal, or just after
@@ -605,16 +553,3 @@ int rb_job_keep(rb_job *j, long long max_ms, int *done, rb_error *err)
         return rb_job__ended(j, text, done, err);
     return RB_OK;
 }
-
-/* The rendezvous data of the attempt (rb_job_rdv.c fetched it). */
-long rb_job_local_rank(const rb_job *j) { return j->rdv.local_rank; }
-long rb_job_local_world(const rb_job *j) { return j->rdv.local_world; }
-long rb_job_group_rank(const rb_job *j) { return j->rdv.group_rank; }
-long rb_job_group_world(const rb_job *j) { return j->rdv.group_world; }
-
-const char *rb_job_master_addr(const rb_job *j)
-{
-    return j->rdv.addr[0] ? j->rdv.addr : NULL;
-}
-
-int rb_job_master_port(const rb_job *j) { return j->rdv.port; }

@@ -163,3 +163,16 @@ int rb_job__rdv_fetch(rb_job_rdv *v, rb_conn *c, const char *base,
     freeReplyObject(r);
     return RB_OK;
 }
+
+/* The rendezvous data of the attempt (rb_job_rdv.c fetched it). */
+long rb_job_local_rank(const rb_job *j) { return j->rdv.local_rank; }
+long rb_job_local_world(const rb_job *j) { return j->rdv.local_world; }
+long rb_job_group_rank(const rb_job *j) { return j->rdv.group_rank; }
+long rb_job_group_world(const rb_job *j) { return j->rdv.group_world; }
+
+const char *rb_job_master_addr(const rb_job *j)
+{
+    return j->rdv.addr[0] ? j->rdv.addr : NULL;
+}
+
+int rb_job_master_port(const rb_job *j) { return j->rdv.port; }
