@@ -173,6 +173,7 @@ typedef struct cli_sup_msg {
  * of its environment, which follows ("NAME=value" strings with their
  * NULs). Reports: 'P' the command's pid a,
  * cgroup b (1) or not; 'X' the command's status a, b = 1 when the deadline ended it;
- * 'Z' the tree is frozen; 'E' the tree is gone (the watchdog leaves). */
+ * 'Z' the tree is frozen; 'E' the tree is gone (with the 'X' when the
+ * command left nothing behind, else as the watchdog leaves). */
 
 #endif

@@ -296,6 +296,11 @@ void cli_watchdog_main(void *arg)
         if (!said_exit && cmd.pid == 0) {
             report(w->news, 'X', cmd.status, termed || killed);
             said_exit = 1;
+            /* Nothing of the tree left (every orphan comes to us): the
+             * right may pass on now, not after the runner's 'Q' and our
+             * cleanup. A lock hand-off waits for this word. */
+            if (tree_empty())
+                report(w->news, 'E', 0, 0);
         }
         now = cli_now_ms();
         /* The runner has not confirmed the right: the tree must be dead
