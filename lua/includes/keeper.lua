@@ -110,7 +110,9 @@ local function keeper_check(base, lease, now, check_record, marked)
   end
   if c < need then
     if not loaded or loaded < need then return false, need, 'class' end
-    redis.call('HSET', kh, 'c', loaded)
+    -- need, not loaded: a class is recorded only as far as this request
+    -- needed its marker (a larger 'loaded' is a claim, not a marker seen).
+    redis.call('HSET', kh, 'c', need)
   end
   local till = q >= now and q or nil
   local d = kh .. ':d'
