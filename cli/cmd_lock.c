@@ -201,8 +201,17 @@ static int hold(rb_lock *l, const rb_lock_opts *o, char **cmd,
     sup_opts(&so, o, cmd, a);
     so.env = env;
     so.held_until_ms = cli_now_ms() + rb_lock_lease_left_ms(l);
-    if (cli_sup_go(s, &so, err) != RB_OK)
+    if ((s->started ? cli_sup_go(s, &so, err)
+                    : cli_sup_start(s, &so, err)) != RB_OK) {
+        char why[sizeof(err->msg)];
+
+        /* Nothing ran: the slot goes back now, not with its lease. */
+        rb_lock_release(l, NULL);
+        snprintf(why, sizeof(why), "%s", err->msg);
+        cli_error(err, "lock %s: %.400s; the lock was given back", o->name,
+                  why);
         return CLI_EXIT_REDIS;
+    }
     for (;;) {
         st = cli_sup_wait(s, rb_lock_renew_in_ms(l));
         if (st == CLI_SUP_ENDED)
@@ -487,9 +496,10 @@ int cmd_lock(int argc, char **argv)
         o.payload = &line;
     }
     /* CMD's watchdog is forked while the lock is awaited: the hand-off
-     * to CMD is then one message, not a fork and a cgroup. */
+     * to CMD is then one message, not a fork and a cgroup. Not for one
+     * attempt (-n), which a busy lock ends at once: hold() starts it. */
     sup_opts(&so, &o, cmd, &a);
-    if (cli_sup_arm(&sup, &so, &err) != RB_OK) {
+    if (!o.nonblock && cli_sup_arm(&sup, &so, &err) != RB_OK) {
         code = cli_fail(CLI_EXIT_REDIS, "%s", err.msg);
         goto out;
     }

@@ -91,8 +91,8 @@ static int make_progress_file(cli_sup *s)
 }
 
 /* The watchdog's env block: each "NAME=value" with its NUL, ours
- * (RBARRIER_PROGRESS) last. NULL when it is too big to hand on. */
-#define ENV_BLOCK_MAX (1 << 20)
+ * (RBARRIER_PROGRESS) last. NULL when it is too big to hand on
+ * (CLI_SUP_ENV_MAX). */
 
 static char *env_block(const cli_sup *s, const char *const *env, size_t *len)
 {
@@ -101,7 +101,7 @@ static char *env_block(const cli_sup *s, const char *const *env, size_t *len)
 
     for (i = 0; env && env[i]; i++)
         n += strlen(env[i]) + 1;
-    if (n > ENV_BLOCK_MAX || (block = malloc(n)) == NULL)
+    if (n > CLI_SUP_ENV_MAX || (block = malloc(n)) == NULL)
         return NULL;
     at = block;
     for (i = 0; env && env[i]; i++) {
@@ -208,6 +208,14 @@ int cli_sup_go(cli_sup *s, const cli_sup_opts *o, rb_error *err)
     /* A caller that holds no deadline yet gives one lease from now. */
     s->held_until_ms = o->held_until_ms > 0 ? o->held_until_ms
                                             : cli_now_ms() + s->lease_ms;
+    /* A right that ran out while this runner was stopped (between its
+     * call and now) may be another's already: the command never starts
+     * (the watchdog checks again when it gets the order). */
+    if (s->held_until_ms - margin_ms(s->lease_ms) <= cli_now_ms()) {
+        cli_sup_stop(s, SIGKILL);
+        return cli_error(err, "the lease ran out before the command "
+                         "could start (was this runner stopped?)");
+    }
     /* The wait for the right was no stall of the command's. */
     s->progress_mtime_ns = mtime_ns(s->progress_path, NULL);
     s->file_mtime_ns = mtime_ns(s->progress_file, &s->file_size);
@@ -484,6 +492,7 @@ int cli_sup_stop_tree(cli_sup *s, int sig)
     }
     if (s->lost && s->cmd_pid > 0) {
         end_orphans(s);
+        s->orphans_ended = 1;
         if (!s->ended) {
             s->ended = 1;
             s->status = 128 + SIGKILL;
@@ -497,6 +506,10 @@ int cli_sup_stop_tree(cli_sup *s, int sig)
         poll(&pf, 1, -1);
         read_news(s);
     }
+    /* Its end without that word (killed in its stop, or a tree it could
+     * not end): what is left may still run, and comes to us. */
+    if (!s->gone && s->cmd_pid > 0 && !(s->lost && s->orphans_ended))
+        end_orphans(s);
     if (!s->ended) {
         /* Never heard its end: the watchdog ended it with the tree. */
         s->ended = 1;

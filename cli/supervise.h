@@ -64,6 +64,7 @@ typedef struct cli_sup {
     pid_t cmd_pid;
     int started, ended, lost, expired, frozen;
     int gone;                 /* the watchdog said the tree is gone */
+    int orphans_ended;        /* end_orphans ran (the watchdog died) */
     int closing;              /* stopped, the watchdog not yet awaited */
     int status;               /* the command's, once ended */
     char cgroup[520];         /* the tree's own cgroup v2; "": none */
@@ -158,6 +159,9 @@ typedef struct cli_watchdog_args {
 } cli_watchdog_args;
 
 void cli_watchdog_main(void *arg);
+
+/* The most the environment handed with a 'G' may hold, in bytes. */
+#define CLI_SUP_ENV_MAX (1 << 20)
 
 /* One order or report between runner and watchdog: written in one
  * write(2), so never torn. */

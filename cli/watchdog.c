@@ -185,6 +185,7 @@ static void finish(const cli_watchdog_args *w, tree *t, int sig,
                    long long grace_ms, long long kill_at)
 {
     long long until = cli_now_ms() + grace_ms;
+    int gone = 1;
 
     if (until > kill_at)
         until = kill_at;
@@ -194,11 +195,13 @@ static void finish(const cli_watchdog_args *w, tree *t, int sig,
             tree_kill(t);
             /* Bounded: a process stuck in the kernel (D state) may take
              * its time to die, but we do not wait for ever. */
-            tree_gone_by(t, cli_now_ms() + 5000, 1);
+            gone = tree_gone_by(t, cli_now_ms() + 5000, 1);
         }
     }
-    /* The right may pass on now; the cleanup is ours alone. */
-    report(w->news, 'E', 0, 0);
+    /* The right may pass on now; the cleanup is ours alone. Not said of
+     * a tree that outlived our wait: the runner takes up what is left. */
+    if (gone)
+        report(w->news, 'E', 0, 0);
     if (t->cgroup[0])
         cli_cgroup_remove(t->cgroup, 8);
     if (w->progress_path && w->progress_path[0])
@@ -245,7 +248,9 @@ static void wait_for_go(cli_watchdog_args *w, tree *t)
         if (m.op == 'G')
             break;
     }
-    n = m.a > 0 ? (size_t)m.a : 0;
+    if (m.a < 0 || m.a > CLI_SUP_ENV_MAX)
+        finish(w, t, SIGKILL, 0, cli_now_ms());
+    n = (size_t)m.a;
     if ((block = malloc(n + 1)) == NULL || read_all(w->ctl, block, n) != 0)
         finish(w, t, SIGKILL, 0, cli_now_ms());
     block[n] = '\0';
@@ -256,6 +261,12 @@ static void wait_for_go(cli_watchdog_args *w, tree *t)
     for (i = 0, at = 0; at < n; at += strlen(block + at) + 1)
         env[i++] = block + at;
     w->cmd.env = env;
+    /* The right's kill point passed before the order came (the runner
+     * was stopped between): the command never starts. */
+    if (cli_now_ms() >= w->kill_at_ms) {
+        report(w->news, 'P', -ETIME, 0);
+        finish(w, t, SIGKILL, 0, cli_now_ms());
+    }
 }
 
 void cli_watchdog_main(void *arg)

@@ -16,6 +16,7 @@ use_own_redis supervise
 
 lkey() { echo "rb:l:{$1}${2:+:$2}"; }
 _queued_is() { [ "$(rcli ZCARD "$(lkey "$1" queue)")" = "$2" ]; }
+_holding_is() { [ "$(rcli ZCARD "$(lkey "$1" holders)")" = "$2" ]; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
 stopped() { [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = T ]; }
 started() { [ -s "$1" ] && grep -q "^$2 " "$1"; }
@@ -244,6 +245,57 @@ EOS
     rb wait --name "$name" --n 1 --once "${daemon//DAEMON/$name.once}"
     expect_eq "$mode: wait --once: the same, exit 0" 0 $?
     check "$mode: ... the daemon did not outlive the runner" gone "$(pid_in "$T/$name.once")"
+
+    # ---- the watchdog kill -9'd while it ends a leftover that ignores ----
+    # SIGTERM, after the command itself exited: the runner, told of the
+    # exit but never that the tree is gone, ends the leftover itself before
+    # the lock passes on; a waiter's first line comes after its last.
+    name=$(fresh wdleft$mode)
+    log=$T/$name.log
+    cat > "$T/$name.sh" <<EOS
+trap '' TERM
+echo \$\$ > '$T/$name.left'
+while :; do echo "left \$(date +%s%N)" >> '$log'; sleep 0.05; done
+EOS
+    spawn "$name.a" $RBARRIER lock --name "$name" --id a --lease 3 --kill-after 20 -- \
+        sh -c "setsid sh '$T/$name.sh' & while [ ! -s '$T/$name.left' ]; do sleep 0.01; done"
+    wait_until 20 test -s "$T/$name.left" || not_ok "$mode wdleft: the leftover runs"
+    spawn "$name.b" $RBARRIER lock --name "$name" --id b -- \
+        sh -c "echo \"b \$(date +%s%N)\" >> '$log'"
+    wait_until 20 _queued_is "$name" 1 || not_ok "$mode wdleft: b waits"
+    wd=$(pgrep -P "$(pid_of "$name.a")")
+    kill -9 $wd
+    await "$name.a" 20
+    await "$name.b" 20
+    check "$mode: watchdog kill -9'd while ending a leftover: the leftover is gone" \
+        gone "$(pid_in "$T/$name.left")"
+    expect_eq "$mode: ... the waiter ran (exit 0)" 0 "$(code_of "$name.b")"
+    no_overlap "$mode: ... after the leftover's last line" "$log" left b
+
+    # ---- a waiter's watchdog, forked while it waits, kill -9'd ----------
+    # Granted, the waiter cannot start its command: it says so, exits 1,
+    # and gives the slot back at once (the next waiter does not wait out
+    # its 10 s lease).
+    name=$(fresh wdarm$mode)
+    spawn "$name.a" $RBARRIER lock --name "$name" --id a -- \
+        sh -c "while [ ! -e '$T/$name.go' ]; do sleep 0.05; done"
+    wait_until 20 _holding_is "$name" 1 || not_ok "$mode wdarm: a holds"
+    spawn "$name.b" $RBARRIER lock --name "$name" --id b -- touch "$T/$name.b.ran"
+    wait_until 20 _queued_is "$name" 1 || not_ok "$mode wdarm: b waits"
+    spawn "$name.c" $RBARRIER lock --name "$name" --id c -- true
+    wait_until 20 _queued_is "$name" 2 || not_ok "$mode wdarm: c waits"
+    kill -9 "$(pgrep -P "$(pid_of "$name.b")")"
+    t0=$(now_ms)
+    touch "$T/$name.go"
+    await "$name.c" 20
+    ms=$(since "$t0")
+    await "$name.b" 20
+    expect_eq "$mode: a waiter whose watchdog died: exits 1 when granted" 1 "$(code_of "$name.b")"
+    expect_match "$mode: ... saying its command could not start" \
+        "lock $name: cannot start the command: its watchdog is gone; the lock was given back" "$(err_of "$name.b")"
+    check "$mode: ... its command never ran" test ! -e "$T/$name.b.ran"
+    check "$mode: ... and the next waiter runs at once, not after its lease (<= 5 s; $ms ms)" \
+        test "$(code_of "$name.c")" = 0 -a "$ms" -le 5000
 
     # ---- the watchdog alone kill -9'd: the runner ends the tree itself ----
     # (its daemon too, which left the command's group: it comes to the
