@@ -481,9 +481,6 @@ int cmd_run(int argc, char **argv)
             cli_json_kint(j, "n", r.o.n);
         }
     }
-    /* Before the rendezvous: once it opens, every member of a host starts
-     * its command at the same moment, on the same CPUs. */
-    cli_cgroup_warm();
     while ((code = attempt(&r)) < 0)
         ;
 out:

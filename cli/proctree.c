@@ -364,10 +364,11 @@ int cli_cgroup_write(const char *cgroup, const char *file, const char *text)
     return ok ? 0 : -1;
 }
 
-/* A cgroup is empty only for the moment between its making and its
- * command's start, unless its owner is gone; one older than this is not
- * being made. (A process of another PID namespace sharing the cgroup
- * root has a pid that kill() cannot see.) */
+/* A cgroup is empty between its making and its command's start, which
+ * for an armed watchdog is the whole wait for the right; its owner is
+ * alive then, and the age keeps one whose owner we cannot see (a process
+ * of another PID namespace sharing the cgroup root) from being taken for
+ * stale, for a minute: past that it may be. */
 #define STALE_CGROUP_S 60
 
 static int stale_cgroup(const char *path)

@@ -74,6 +74,36 @@ int cli_pipe_cloexec(int fds[2])
     return 0;
 }
 
+/* One loop for both directions: out, write from buf; else read into it. */
+static int io_all(int fd, char *at, size_t len, int out)
+{
+    while (len > 0) {
+        ssize_t n = out ? write(fd, at, len) : read(fd, at, len);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        at += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int cli_write_all(int fd, const void *buf, size_t len)
+{
+    /* io_all does not write through it when out is set. */
+    union { const void *c; char *m; } u;
+
+    u.c = buf;
+    return io_all(fd, u.m, len, 1);
+}
+
+int cli_read_all(int fd, void *buf, size_t len)
+{
+    return io_all(fd, buf, len, 0);
+}
+
 static int nonblocking_pipe(int fds[2])
 {
     if (cli_pipe_cloexec(fds) != 0)

@@ -61,6 +61,11 @@ void cli_jobctl_stop_self(int sig);
  * block forever once the reader died). */
 int cli_pipe_cloexec(int fds[2]);
 
+/* All of len bytes to or from fd, through short counts and EINTR: 0, or
+ * -1 (an error, or the other end closed before the last byte). */
+int cli_write_all(int fd, const void *buf, size_t len);
+int cli_read_all(int fd, void *buf, size_t len);
+
 typedef struct cli_proc_opts {
     const char *shell_cmd;  /* run /bin/sh -c -- shell_cmd; or */
     const char *const *argv;/* execvp(argv[0], argv); or */

@@ -115,21 +115,6 @@ static char *env_block(const cli_sup *s, const char *const *env, size_t *len)
     return block;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t put = write(fd, buf, len);
-
-        if (put < 0 && errno == EINTR)
-            continue;
-        if (put <= 0)
-            return -1;
-        buf += put;
-        len -= (size_t)put;
-    }
-    return 0;
-}
-
 int cli_sup_arm(cli_sup *s, const cli_sup_opts *o, rb_error *err)
 {
     cli_watchdog_args w;
@@ -227,7 +212,7 @@ int cli_sup_go(cli_sup *s, const cli_sup_opts *o, rb_error *err)
     deadline_points(s, s->held_until_ms, &kill_at, &term_at);
     order(s, 'D', kill_at, term_at);
     order(s, 'G', (long long)len, 0);
-    if (write_all(s->ctl, block, len) != 0) {
+    if (cli_write_all(s->ctl, block, len) != 0) {
         free(block);
         cli_sup_stop(s, SIGKILL);
         return cli_error(err, "cannot start the command: its watchdog is "
@@ -490,14 +475,6 @@ int cli_sup_stop_tree(cli_sup *s, int sig)
 
         order(s, 'Q', sig, left > 0 ? left : 0);
     }
-    if (s->lost && s->cmd_pid > 0) {
-        end_orphans(s);
-        s->orphans_ended = 1;
-        if (!s->ended) {
-            s->ended = 1;
-            s->status = 128 + SIGKILL;
-        }
-    }
     /* Its word that the tree is gone ('E', before it removes the cgroup
      * and leaves), or its end. */
     while (!s->gone && s->news >= 0) {
@@ -506,9 +483,9 @@ int cli_sup_stop_tree(cli_sup *s, int sig)
         poll(&pf, 1, -1);
         read_news(s);
     }
-    /* Its end without that word (killed in its stop, or a tree it could
-     * not end): what is left may still run, and comes to us. */
-    if (!s->gone && s->cmd_pid > 0 && !(s->lost && s->orphans_ended))
+    /* Its end without that word (killed before or in its stop, or a tree
+     * it could not end): what is left may still run, and comes to us. */
+    if (!s->gone && s->cmd_pid > 0)
         end_orphans(s);
     if (!s->ended) {
         /* Never heard its end: the watchdog ended it with the tree. */

@@ -64,7 +64,6 @@ typedef struct cli_sup {
     pid_t cmd_pid;
     int started, ended, lost, expired, frozen;
     int gone;                 /* the watchdog said the tree is gone */
-    int orphans_ended;        /* end_orphans ran (the watchdog died) */
     int closing;              /* stopped, the watchdog not yet awaited */
     int status;               /* the command's, once ended */
     char cgroup[520];         /* the tree's own cgroup v2; "": none */

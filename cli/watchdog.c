@@ -210,21 +210,6 @@ static void finish(const cli_watchdog_args *w, tree *t, int sig,
 }
 
 
-static int read_all(int fd, char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t got = read(fd, buf, len);
-
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            return -1;
-        buf += got;
-        len -= (size_t)got;
-    }
-    return 0;
-}
-
 /* Armed: the cgroup is made, the command waits for the runner's 'G'
  * (its right is held), after the right's first deadline ('D'). The
  * runner forks us before it waits for the right, so that the fork and
@@ -239,7 +224,7 @@ static void wait_for_go(cli_watchdog_args *w, tree *t)
     char *block;
 
     for (;;) {
-        if (read_all(w->ctl, (char *)&m, sizeof(m)) != 0 || m.op == 'Q')
+        if (cli_read_all(w->ctl, &m, sizeof(m)) != 0 || m.op == 'Q')
             finish(w, t, SIGKILL, 0, cli_now_ms());
         if (m.op == 'D') {
             w->kill_at_ms = m.a;
@@ -251,7 +236,7 @@ static void wait_for_go(cli_watchdog_args *w, tree *t)
     if (m.a < 0 || m.a > CLI_SUP_ENV_MAX)
         finish(w, t, SIGKILL, 0, cli_now_ms());
     n = (size_t)m.a;
-    if ((block = malloc(n + 1)) == NULL || read_all(w->ctl, block, n) != 0)
+    if ((block = malloc(n + 1)) == NULL || cli_read_all(w->ctl, block, n) != 0)
         finish(w, t, SIGKILL, 0, cli_now_ms());
     block[n] = '\0';
     for (i = 0, at = 0; at < n; at += strlen(block + at) + 1)
