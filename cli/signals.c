@@ -2,6 +2,8 @@
  * byte to a pipe that a poll can wait on (the cancel pipe for SIGINT,
  * SIGTERM and SIGHUP, one for SIGCHLD, one for the terminal's stop
  * signals); the dispositions found at start are kept for the children. */
+/* pipe2(2): a pipe's flags in the call that makes it. */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -66,12 +68,7 @@ void cli_signals_init(void)
 
 int cli_pipe_cloexec(int fds[2])
 {
-    /* Single-threaded: no exec can slip in between pipe and fcntl. */
-    if (pipe(fds) != 0)
-        return -1;
-    fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-    fcntl(fds[1], F_SETFD, FD_CLOEXEC);
-    return 0;
+    return pipe2(fds, O_CLOEXEC);
 }
 
 /* One loop for both directions: out, write from buf; else read into it. */
@@ -106,11 +103,7 @@ int cli_read_all(int fd, void *buf, size_t len)
 
 static int nonblocking_pipe(int fds[2])
 {
-    if (cli_pipe_cloexec(fds) != 0)
-        return -1;
-    fcntl(fds[0], F_SETFL, O_NONBLOCK);
-    fcntl(fds[1], F_SETFL, O_NONBLOCK);
-    return 0;
+    return pipe2(fds, O_CLOEXEC | O_NONBLOCK);
 }
 
 /* Handlers only record and write one byte: the logic runs outside. */
