@@ -103,6 +103,8 @@ static void child_main(const cli_proc_opts *o, pid_t parent, int report)
     }
     for (e = o->env; e && *e; e++)
         putenv(unconst_v(e)[0]);
+    for (e = o->door ? o->door(o->door_arg) : NULL; e && *e; e++)
+        putenv(unconst_v(e)[0]);
     if (o->fn) {
         o->fn(o->arg);
         _exit(1);

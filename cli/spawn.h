@@ -90,6 +90,13 @@ typedef struct cli_proc_opts {
                                born in (clone3); the start fails, errno
                                ENOSYS, E2BIG or EINVAL where the kernel
                                cannot do that; -1: none */
+    /* Called in the child just before its exec, with door_arg: it waits
+     * there for the order to go on and returns the environment to add
+     * ("NAME=value", NULL-terminated), or does not return. So a command
+     * can be forked ahead of the moment it may run (supervise.h). NULL:
+     * none. */
+    const char *const *(*door)(void *arg);
+    void *door_arg;
 } cli_proc_opts;
 
 #define CLI_PROC_OPTS_INIT { .stdout_fd = -1, .cgroup_fd = -1 }

@@ -115,14 +115,43 @@ static char *env_block(const cli_sup *s, const char *const *env, size_t *len)
     return block;
 }
 
+/* The watchdog's orders and reports, and the command's door. */
+static void close_pipes(int pipes[3][2])
+{
+    int i;
+
+    for (i = 0; i < 3; i++)
+        if (pipes[i][0] >= 0) {
+            close(pipes[i][0]);
+            close(pipes[i][1]);
+        }
+}
+
+static int open_pipes(int pipes[3][2])
+{
+    int i;
+
+    for (i = 0; i < 3; i++)
+        pipes[i][0] = pipes[i][1] = -1;
+    for (i = 0; i < 3; i++)
+        if (cli_pipe_cloexec(pipes[i]) != 0) {
+            int e = errno;
+
+            close_pipes(pipes);
+            errno = e;
+            return -1;
+        }
+    return 0;
+}
+
 int cli_sup_arm(cli_sup *s, const cli_sup_opts *o, rb_error *err)
 {
     cli_watchdog_args w;
     cli_proc_opts wo = CLI_PROC_OPTS_INIT;
-    int ctl[2], news[2];
+    int pipes[3][2];
 
     memset(s, 0, sizeof(*s));
-    s->ctl = s->news = -1;
+    s->ctl = s->news = s->door = -1;
     s->lease_ms = o->lease_ms > 0 ? o->lease_ms : 10000;
     s->kill_after_ms = o->kill_after_ms > 0 ? o->kill_after_ms
                                             : DEFAULT_KILL_AFTER_MS;
@@ -139,20 +168,16 @@ int cli_sup_arm(cli_sup *s, const cli_sup_opts *o, rb_error *err)
     w.cmd.stdout_fd = o->stdout_fd;
     w.cmd.kill_after_ms = s->kill_after_ms;
     w.progress_path = s->progress_path;
-    if (cli_pipe_cloexec(ctl) != 0) {
+    if (open_pipes(pipes) != 0) {
         unlink(s->progress_path);
         return cli_error(err, "pipe: %s", strerror(errno));
     }
-    if (cli_pipe_cloexec(news) != 0) {
-        close(ctl[0]);
-        close(ctl[1]);
-        unlink(s->progress_path);
-        return cli_error(err, "pipe: %s", strerror(errno));
-    }
-    w.ctl = ctl[0];
-    w.ctl_peer = ctl[1];
-    w.news = news[1];
-    w.news_peer = news[0];
+    w.ctl = pipes[0][0];
+    w.ctl_peer = pipes[0][1];
+    w.news = pipes[1][1];
+    w.news_peer = pipes[1][0];
+    w.door = pipes[2][0];
+    w.door_peer = pipes[2][1];
     wo.fn = cli_watchdog_main;
     wo.arg = &w;
     /* Should the watchdog die first, the command's orphans (those that
@@ -163,17 +188,16 @@ int cli_sup_arm(cli_sup *s, const cli_sup_opts *o, rb_error *err)
     if (cli_proc_start(&s->watchdog, &wo) != 0) {
         int e = errno;
 
-        close(ctl[0]);
-        close(ctl[1]);
-        close(news[0]);
-        close(news[1]);
+        close_pipes(pipes);
         unlink(s->progress_path);
         return cli_error(err, "cannot start the watchdog: %s", strerror(e));
     }
-    close(ctl[0]);
-    close(news[1]);
-    s->ctl = ctl[1];
-    s->news = news[0];
+    close(w.ctl);
+    close(w.news);
+    close(w.door);
+    s->ctl = w.ctl_peer;
+    s->news = w.news_peer;
+    s->door = w.door_peer;
     fcntl(s->news, F_SETFL, O_NONBLOCK);
     s->started = 1;
     return RB_OK;
@@ -187,6 +211,7 @@ int cli_sup_go(cli_sup *s, const cli_sup_opts *o, rb_error *err)
     size_t len = 0;
     ssize_t got;
     char *block;
+    int opened;
 
     if (!s->started || s->cmd_pid > 0)
         return cli_error(err, "the supervisor is not armed");
@@ -210,16 +235,20 @@ int cli_sup_go(cli_sup *s, const cli_sup_opts *o, rb_error *err)
         return cli_error(err, "the command's environment is too big");
     }
     deadline_points(s, s->held_until_ms, &kill_at, &term_at);
+    /* The deadline first: the watchdog holds it before the command can
+     * run. */
     order(s, 'D', kill_at, term_at);
-    order(s, 'G', (long long)len, 0);
-    if (cli_write_all(s->ctl, block, len) != 0) {
-        free(block);
-        cli_sup_stop(s, SIGKILL);
-        return cli_error(err, "cannot start the command: its watchdog is "
-                         "gone");
-    }
+    memset(&m, 0, sizeof(m));
+    m.op = 'G';
+    m.a = (long long)len;
+    m.b = kill_at;
+    opened = cli_write_all(s->door, &m, sizeof(m)) == 0 &&
+             cli_write_all(s->door, block, len) == 0;
     free(block);
-    /* Its first word: the command's pid, or why it did not start. */
+    close(s->door);
+    s->door = -1;
+    /* The watchdog's first word, sent when it forked the command: its
+     * pid, or why it could not. */
     pf.fd = s->news;
     pf.events = POLLIN;
     do {
@@ -229,11 +258,16 @@ int cli_sup_go(cli_sup *s, const cli_sup_opts *o, rb_error *err)
             errno = ETIMEDOUT;   /* a silent watchdog: not retried */
         got = ready > 0 ? read(s->news, &m, sizeof(m)) : -1;
     } while (got < 0 && errno == EINTR);
-    if (got != (ssize_t)sizeof(m) || m.op != 'P' || m.a <= 0) {
-        int e = got == (ssize_t)sizeof(m) && m.op == 'P' ? (int)-m.a : EIO;
-
+    if (got == (ssize_t)sizeof(m) && m.op == 'P' && m.a < 0) {
         cli_sup_stop(s, SIGKILL);
-        return cli_error(err, "cannot start the command: %s", strerror(e));
+        return cli_error(err, "cannot start the command: %s",
+                         strerror((int)-m.a));
+    }
+    if (got != (ssize_t)sizeof(m) || m.op != 'P' || m.a == 0 || !opened) {
+        /* Its end, or the command's (gone from its door with it). */
+        cli_sup_stop(s, SIGKILL);
+        return cli_error(err, "cannot start the command: its watchdog is "
+                         "gone");
     }
     s->cmd_pid = (pid_t)m.a;
     if (m.b == 0 ||
@@ -469,11 +503,15 @@ int cli_sup_stop_tree(cli_sup *s, int sig)
         }
     }
     /* What is left goes now (SIGKILL past the grace): the command's
-     * leftovers, escaped daemons included, get what remains of it. */
-    {
+     * leftovers, escaped daemons included, get what remains of it. A
+     * tree already gone needs no order yet: woken now, the watchdog would
+     * take the CPU for its cleanup before the caller passes the right on
+     * (cli_sup_close sends it). */
+    if (!s->gone) {
         long long left = until - cli_now_ms();
 
         order(s, 'Q', sig, left > 0 ? left : 0);
+        s->quit = 1;
     }
     /* Its word that the tree is gone ('E', before it removes the cgroup
      * and leaves), or its end. */
@@ -504,9 +542,15 @@ void cli_sup_close(cli_sup *s)
     if (!s->closing)
         return;
     s->closing = 0;
+    if (!s->quit)
+        order(s, 'Q', SIGKILL, 0);
     if (s->ctl >= 0) {
         close(s->ctl);
         s->ctl = -1;
+    }
+    if (s->door >= 0) {
+        close(s->door);
+        s->door = -1;
     }
     cli_proc_wait_for(&s->watchdog, -1);
     if (s->news >= 0) {

@@ -6,7 +6,7 @@
  * job's membership) starts, is held, is stopped and is judged here.
  *
  *   runner ── pipe ──> watchdog ──> command (own group; own cgroup v2
- *                                  where one can be made)
+ *      └──── door ───────────────────────^    where one can be made)
  *
  * The runner holds the right (it speaks to Redis); the watchdog holds the
  * deadline. After each acknowledged renewal the runner tells the watchdog
@@ -61,10 +61,12 @@ typedef struct cli_sup {
     cli_proc watchdog;
     int ctl;                  /* orders to the watchdog (write end) */
     int news;                 /* the watchdog's reports (read end) */
+    int door;                 /* the command's go (write end), till then */
     pid_t cmd_pid;
     int started, ended, lost, expired, frozen;
     int gone;                 /* the watchdog said the tree is gone */
     int closing;              /* stopped, the watchdog not yet awaited */
+    int quit;                 /* 'Q' sent */
     int status;               /* the command's, once ended */
     char cgroup[520];         /* the tree's own cgroup v2; "": none */
     long long lease_ms, kill_after_ms, held_until_ms;
@@ -81,11 +83,12 @@ typedef struct cli_sup {
  * running). */
 int cli_sup_start(cli_sup *s, const cli_sup_opts *o, rb_error *err);
 
-/* Start the watchdog alone, before the right is asked for (o's argv,
+/* Start the watchdog, before the right is asked for (o's argv,
  * shell_cmd, stdout_fd, kill_after_ms, lease_ms, stall_after_ms and
- * progress_file count): it makes the command's cgroup and waits, so that
- * once the right is held the command starts with one message, the fork
- * and the cgroup already paid while the right was awaited. An armed
+ * progress_file count): it makes the command's cgroup and forks the
+ * command, which waits at its door before its exec, so that once the
+ * right is held the command starts with one message from the runner, the
+ * forks and the cgroup already paid while the right was awaited. An armed
  * supervisor that never goes is ended by cli_sup_stop (or by the
  * runner's exit). RB_OK, or an rb_code with err filled. */
 int cli_sup_arm(cli_sup *s, const cli_sup_opts *o, rb_error *err);
@@ -149,10 +152,9 @@ const char *cli_sup_how(const cli_sup *s);
 /* The watchdog's side (watchdog.c). */
 typedef struct cli_watchdog_args {
     int ctl, news;            /* its ends */
-    int ctl_peer, news_peer;  /* the runner's ends, closed in it */
+    int door;                 /* the read end of the command's door */
+    int ctl_peer, news_peer, door_peer;  /* the runner's ends, closed in it */
     cli_proc_opts cmd;
-    long long kill_at_ms, term_at_ms;  /* the first deadline's points
-                                          (the 'D' before the 'G') */
     const char *progress_path;  /* removed when the tree is gone, also
                                    after a runner killed with -9 */
 } cli_watchdog_args;
@@ -171,12 +173,13 @@ typedef struct cli_sup_msg {
 
 /* Orders: 'D' the right's kill point a and SIGTERM point b;
  * 'S' send signal a to the tree (SIGCONT to the stopped); 'F' freeze,
- * 'T' thaw;
- * 'Q' end what is left and exit; 'G' start the command, a = the length
- * of its environment, which follows ("NAME=value" strings with their
- * NULs). Reports: 'P' the command's pid a,
- * cgroup b (1) or not; 'X' the command's status a, b = 1 when the deadline ended it;
- * 'Z' the tree is frozen; 'E' the tree is gone (with the 'X' when the
- * command left nothing behind, else as the watchdog leaves). */
+ * 'T' thaw; 'Q' end what is left and exit. Reports: 'P' the command's
+ * pid a (forked, waiting at its door), cgroup b (1) or not, or -errno;
+ * 'X' the command's status a, b = 1 when the deadline ended it; 'Z' the
+ * tree is frozen; 'E' the tree is gone (with the 'X' when the command
+ * left nothing behind, else as the watchdog leaves). On the command's
+ * door, from the runner once the right is held: 'G', a = the length of
+ * its environment, which follows ("NAME=value" strings with their NULs),
+ * b = the right's kill point, after which it does not start. */
 
 #endif

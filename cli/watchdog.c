@@ -5,6 +5,7 @@
  * it. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 /* Members of the tree that are not yet our children die unseen: look
  * again at least this often while waiting for the tree to empty. */
 #define RECHECK_MS 50
+#define NO_DEADLINE LLONG_MAX
 
 /* SIGPIPE too: a report to a runner that died must not end us before
  * the tree does. */
@@ -210,47 +212,93 @@ static void finish(const cli_watchdog_args *w, tree *t, int sig,
 }
 
 
-/* Armed: the cgroup is made, the command waits for the runner's 'G'
- * (its right is held), after the right's first deadline ('D'). The
- * runner forks us before it waits for the right, so that the fork and
- * the cgroup are not between the right and the command. Its
- * environment comes with the 'G': "NAME=value" strings, each with its
- * NUL. The runner's death or its 'Q' before that ends us (nothing runs). */
-static void wait_for_go(cli_watchdog_args *w, tree *t)
+/* In the command's own process, before its exec (spawn.h's door). The
+ * command is forked as soon as we are, while the runner still waits for
+ * the right, and waits here for the runner's 'G' on the door: so once
+ * the right is held the start costs the runner one write and the
+ * command a wake-up, not a hop through us and a fork. The 'G' carries
+ * the right's kill point (b) and the length of the environment (a),
+ * which follows: "NAME=value" strings, each with its NUL. The runner's
+ * death or its giving up (EOF) ends it unstarted. */
+static const char *const *door_wait(void *arg)
 {
+    cli_watchdog_args *w = arg;
     const char **env;
     cli_sup_msg m;
     size_t n, i, at;
     char *block;
 
-    for (;;) {
-        if (cli_read_all(w->ctl, &m, sizeof(m)) != 0 || m.op == 'Q')
-            finish(w, t, SIGKILL, 0, cli_now_ms());
-        if (m.op == 'D') {
-            w->kill_at_ms = m.a;
-            w->term_at_ms = m.b;
-        }
-        if (m.op == 'G')
-            break;
-    }
-    if (m.a < 0 || m.a > CLI_SUP_ENV_MAX)
-        finish(w, t, SIGKILL, 0, cli_now_ms());
+    /* Our parent's pipes: the runner must see the watchdog's end, not
+     * ours, and ours is near. */
+    close(w->ctl);
+    close(w->news);
+    if (cli_read_all(w->door, &m, sizeof(m)) != 0 || m.op != 'G' ||
+        m.a < 0 || m.a > CLI_SUP_ENV_MAX)
+        _exit(127);
     n = (size_t)m.a;
-    if ((block = malloc(n + 1)) == NULL || cli_read_all(w->ctl, block, n) != 0)
-        finish(w, t, SIGKILL, 0, cli_now_ms());
+    if ((block = malloc(n + 1)) == NULL || cli_read_all(w->door, block, n) != 0)
+        _exit(127);
+    close(w->door);
     block[n] = '\0';
     for (i = 0, at = 0; at < n; at += strlen(block + at) + 1)
         i++;
     if ((env = calloc(i + 1, sizeof(*env))) == NULL)
-        finish(w, t, SIGKILL, 0, cli_now_ms());
+        _exit(127);
     for (i = 0, at = 0; at < n; at += strlen(block + at) + 1)
         env[i++] = block + at;
-    w->cmd.env = env;
     /* The right's kill point passed before the order came (the runner
-     * was stopped between): the command never starts. */
-    if (cli_now_ms() >= w->kill_at_ms) {
-        report(w->news, 'P', -ETIME, 0);
-        finish(w, t, SIGKILL, 0, cli_now_ms());
+     * was stopped between its check and its write): the command never
+     * starts, ended as the watchdog would have ended it. */
+    if (cli_now_ms() >= m.b)
+        raise(SIGKILL);
+    return env;
+}
+
+/* The right's points: SIGTERM to the tree, then SIGKILL (the runner's
+ * 'D'). */
+typedef struct deadline {
+    long long term_at, kill_at;
+} deadline;
+
+/* Carry out every order the runner has sent so far. Its end (kill -9,
+ * a crash) means nobody holds the right any more. */
+static void take_orders(cli_watchdog_args *w, tree *t, deadline *d)
+{
+    cli_sup_msg m;
+    ssize_t got;
+
+    for (;;) {
+        do
+            got = read(w->ctl, &m, sizeof(m));
+        while (got < 0 && errno == EINTR);
+        if (got < 0 && errno == EAGAIN)
+            return;
+        if (got != (ssize_t)sizeof(m))
+            finish(w, t, SIGTERM, RUNNER_GONE_GRACE_MS, d->kill_at);
+        switch (m.op) {
+        case 'D':
+            d->kill_at = m.a;
+            d->term_at = m.b;
+            break;
+        case 'S':
+            tree_ask_to_end(t, (int)m.a, d->kill_at);
+            break;
+        case 'K':
+            tree_kill(t);
+            break;
+        case 'F':
+            tree_freeze(t, 1, d->kill_at);
+            report(w->news, 'Z', 0, 0);
+            break;
+        case 'T':
+            tree_freeze(t, 0, d->kill_at);
+            break;
+        case 'Q':
+            finish(w, t, (int)m.a, m.b, d->kill_at);
+            break;
+        default:
+            break;
+        }
     }
 }
 
@@ -258,39 +306,48 @@ void cli_watchdog_main(void *arg)
 {
     cli_watchdog_args *w = arg;
     cli_proc cmd = CLI_PROC_INIT;
-    long long kill_at, term_at;
+    /* No deadline before the runner's first 'D', which comes before its
+     * 'G': till then the command waits at its door. */
+    deadline d = { NO_DEADLINE, NO_DEADLINE };
     int termed = 0, killed = 0, said_exit = 0;
     tree t;
     size_t i;
 
     close(w->ctl_peer);
     close(w->news_peer);
+    close(w->door_peer);
     setpgid(0, 0);
     for (i = 0; i < sizeof(deaf_to) / sizeof(deaf_to[0]); i++)
         signal(deaf_to[i], SIG_IGN);
     memset(&t, 0, sizeof(t));
     cgroup_make(&t);
-    wait_for_go(w, &t);
     /* If we die (kill -9 of the watchdog alone) the command's leader goes
      * with us; the runner ends the rest of its group. */
     w->cmd.parent_death_signal = SIGKILL;
     w->cmd.own_group = 1;
+    w->cmd.door = door_wait;
+    w->cmd.door_arg = w;
     if (start_cmd(w, &t, &cmd) != 0) {
         report(w->news, 'P', -errno, 0);
         finish(w, &t, SIGKILL, 0, 0);
     }
+    close(w->door);
     report(w->news, 'P', cmd.pid, t.cgroup[0] != '\0');
-    kill_at = w->kill_at_ms;
-    term_at = w->term_at_ms;
+    fcntl(w->ctl, F_SETFL, O_NONBLOCK);
     for (;;) {
         struct pollfd pf[2];
         long long now, wake = -1;
-        cli_sup_msg m;
-        ssize_t got;
 
+        /* Orders first: a 'D' sent before the command's 'G' is known
+         * before its end is told. */
+        take_orders(w, &t, &d);
         cli_reap();
+        now = cli_now_ms();
         if (!said_exit && cmd.pid == 0) {
-            report(w->news, 'X', cmd.status, termed || killed);
+            /* Past the kill point it ended as we would have ended it (or
+             * was refused at its door). */
+            report(w->news, 'X', cmd.status,
+                   termed || killed || now >= d.kill_at);
             said_exit = 1;
             /* Nothing of the tree left (every orphan comes to us): the
              * right may pass on now, not after the runner's 'Q' and our
@@ -298,21 +355,22 @@ void cli_watchdog_main(void *arg)
             if (tree_empty())
                 report(w->news, 'E', 0, 0);
         }
-        now = cli_now_ms();
         /* The runner has not confirmed the right: the tree must be dead
          * before it can pass on, whatever --kill-after says. */
-        if (!termed && now >= term_at) {
-            tree_ask_to_end(&t, SIGTERM, kill_at);
+        if (!termed && now >= d.term_at) {
+            tree_ask_to_end(&t, SIGTERM, d.kill_at);
             termed = 1;
         }
-        if (!killed && now >= kill_at) {
+        if (!killed && now >= d.kill_at) {
             tree_kill(&t);
             killed = 1;
         }
         if (!termed)
-            wake = term_at;
+            wake = d.term_at;
         else if (!killed)
-            wake = kill_at;
+            wake = d.kill_at;
+        if (wake == NO_DEADLINE)
+            wake = -1;
         if (killed && !tree_empty()) {
             /* What the last walk missed (forked meanwhile) dies too. */
             tree_kill(&t);
@@ -323,46 +381,11 @@ void cli_watchdog_main(void *arg)
         pf[1].fd = cli_child_fd();
         pf[1].events = POLLIN;
         if (poll(pf, 2, wake < 0 ? -1 : (int)(wake > now ? wake - now : 0))
-            <= 0)
-            continue;
-        if (pf[1].revents & POLLIN) {
+            > 0 && (pf[1].revents & POLLIN)) {
             char buf[64];
 
             while (read(pf[1].fd, buf, sizeof(buf)) > 0)
                 ;
-        }
-        if (!(pf[0].revents & (POLLIN | POLLHUP | POLLERR)))
-            continue;
-        do
-            got = read(w->ctl, &m, sizeof(m));
-        while (got < 0 && errno == EINTR);
-        if (got != (ssize_t)sizeof(m))
-            /* The runner died (kill -9, a crash): nobody holds the right
-             * any more. */
-            finish(w, &t, SIGTERM, RUNNER_GONE_GRACE_MS, kill_at);
-        switch (m.op) {
-        case 'D':
-            kill_at = m.a;
-            term_at = m.b;
-            break;
-        case 'S':
-            tree_ask_to_end(&t, (int)m.a, kill_at);
-            break;
-        case 'K':
-            tree_kill(&t);
-            break;
-        case 'F':
-            tree_freeze(&t, 1, kill_at);
-            report(w->news, 'Z', 0, 0);
-            break;
-        case 'T':
-            tree_freeze(&t, 0, kill_at);
-            break;
-        case 'Q':
-            finish(w, &t, (int)m.a, m.b, kill_at);
-            break;
-        default:
-            break;
         }
     }
 }

@@ -297,6 +297,34 @@ EOS
     check "$mode: ... and the next waiter runs at once, not after its lease (<= 5 s; $ms ms)" \
         test "$(code_of "$name.c")" = 0 -a "$ms" -le 5000
 
+    # ---- a waiter's command, forked while it waits, goes with it ---------
+    # The command is forked at once and waits at its door for the right:
+    # a waiter kill -9'd in line, or one whose --timeout ends its wait,
+    # leaves nothing behind, and its command never ran.
+    name=$(fresh door$mode)
+    spawn "$name.a" $RBARRIER lock --name "$name" --id a -- \
+        sh -c "while [ ! -e '$T/$name.go' ]; do sleep 0.05; done"
+    wait_until 20 _holding_is "$name" 1 || not_ok "$mode door: a holds"
+    spawn "$name.b" $RBARRIER lock --name "$name" --id b -- touch "$T/$name.b.ran"
+    wait_until 20 _queued_is "$name" 1 || not_ok "$mode door: b waits"
+    wd=$(pgrep -P "$(pid_of "$name.b")")
+    wait_until 20 pgrep -P "$wd" > /dev/null || not_ok "$mode door: b's command is forked"
+    cmd=$(pgrep -P "$wd")
+    check "$mode: a queued waiter's command waits at its door (forked, not run)" \
+        test -n "$cmd" -a ! -e "$T/$name.b.ran"
+    kill -9 "$(pid_of "$name.b")"
+    wait_until 5 gone "$cmd"
+    check "$mode: ... the waiter kill -9'd: its command is gone" gone "$cmd"
+    wait_until 5 gone "$wd"
+    check "$mode: ... and its watchdog" gone "$wd"
+    rb lock --name "$name" --id c --timeout 1 -- touch "$T/$name.c.ran"
+    expect_eq "$mode: a waiter whose --timeout ends its wait exits 124" 124 $?
+    check "$mode: ... and leaves no process behind" \
+        test -z "$(pgrep -f "$T/$name.c.ran")"
+    touch "$T/$name.go"
+    await "$name.a" 20
+    check "$mode: ... neither command ran" test ! -e "$T/$name.b.ran" -a ! -e "$T/$name.c.ran"
+
     # ---- the watchdog alone kill -9'd: the runner ends the tree itself ----
     # (its daemon too, which left the command's group: it comes to the
     # runner, a subreaper too, or is in the command's cgroup).

@@ -7,6 +7,13 @@
  * lost), may be stopped for ever (SIGSTOP, a partition) or killed; only
  * the watchdog, which speaks no Redis, holds the deadline it was fed.
  *
+ * The start: the command is forked before the right is held and waits at
+ * its door; once granted, the runner sends the watchdog the first
+ * deadline ('D') and then the command its go, which carries the right's
+ * kill point. Either may be delayed (the runner stopped or killed before
+ * or between them, the command slow to read its go): the command starts
+ * only if the kill point has not passed when it reads the go.
+ *
  * What is checked: the command is never running when B is granted (no two
  * holders, not even for a moment), and the watchdog is never fed a
  * deadline later than the server's.
@@ -28,7 +35,10 @@
  * end: M = 0, and the kill may come after the grant), MUT_SUP_FEED_ACK_TIME
  * (the watchdog is fed the reply's arrival + L, not the send time),
  * MUT_SUP_NO_WATCHDOG (only the runner stops the command: a stopped runner
- * never does).
+ * never does), MUT_SUP_GO_BEFORE_DEADLINE (the go is sent before the
+ * watchdog's first deadline: a runner stopped between the two leaves a
+ * command that nothing stops), MUT_SUP_DOOR_NO_DEADLINE (the command
+ * starts on a go it reads after the kill point).
  */
 
 #define L 4      /* the lease, in ticks */
@@ -39,11 +49,16 @@
 #endif
 #define MAXT 14  /* the horizon */
 
+#define NONE 255        /* the watchdog has no deadline yet */
+
 byte now = 0;
 byte srv_until = L;     /* A's lease by the server (granted at 0) */
 bool granted_b = false;
-bool cmd_running = true;
-byte fed = L;           /* what the watchdog was told: A holds until fed */
+bool cmd_running = false;  /* forked, waiting at its door */
+byte fed = NONE;        /* what the watchdog was told: A holds until fed */
+bool go_sent = false;   /* the runner's go, on the command's door */
+byte go_kill_at;        /* the kill point the go carries */
+bool door_read = false; /* the command read its go (and ran, or not) */
 bool runner_dead = false;
 bool runner_stopped = false;
 
@@ -104,9 +119,38 @@ active proctype server()
 	od
 }
 
+/* The command at its door: it reads its go whenever it gets the CPU. */
+active proctype command()
+{
+	do
+	:: atomic { go_sent && !door_read ->
+		door_read = true;
+#ifdef MUT_SUP_DOOR_NO_DEADLINE
+		cmd_running = true
+#else
+		if
+		:: now < go_kill_at -> cmd_running = true
+		:: else           /* the kill point passed: never starts */
+		fi
+#endif
+	   }
+	:: atomic { now >= MAXT -> break }
+	od
+}
+
 active proctype runner()
 {
 	do
+	/* Granted at 0: the watchdog's first deadline, then the go, each
+	 * only while the right's kill point (by the runner's count) has not
+	 * passed. */
+	:: atomic { !runner_stopped && !runner_dead && fed == NONE &&
+	            now < L - M -> fed = L }
+	:: atomic { !runner_stopped && !runner_dead && !go_sent &&
+#ifndef MUT_SUP_GO_BEFORE_DEADLINE
+	            fed != NONE &&
+#endif
+	            now < L - M -> go_sent = true; go_kill_at = L - M }
 	:: atomic { !runner_stopped && !runner_dead && !in_flight &&
 	            !reply_in_flight && cmd_running && now + L <= MAXT ->
 		in_flight = true; sent_at = now }
