@@ -483,9 +483,16 @@ int cli_sup_stop_tree(cli_sup *s, int sig)
         return s->status;
     if (sig == 0)
         sig = SIGTERM;
+    /* A command still at its door never starts: the door's end ends it,
+     * also one that joins its cgroup only now (spawn.c's join_cgroup),
+     * where the cgroup's signal would miss it. */
+    if (s->door >= 0) {
+        close(s->door);
+        s->door = -1;
+    }
     /* The grace ends with the right's deadline: past it another holder
-     * may run. */
-    until = cli_now_ms() + s->kill_after_ms;
+     * may run. A command never started gets none. */
+    until = cli_now_ms() + (s->cmd_pid > 0 ? s->kill_after_ms : 0);
     if (s->held_until_ms > 0) {
         cap = s->held_until_ms - margin_ms(s->lease_ms);
         if (cap < until)

@@ -17,7 +17,9 @@
  * runner dies (its pipe closes). It is the command's parent and a
  * subreaper, so descendants that leave the process group (setsid, double
  * fork) stay in its tree and are ended too; with a cgroup they are ended
- * by cgroup.kill. RBARRIER_SUPERVISE=subreaper forces the fallback. The
+ * by cgroup.kill. RBARRIER_SUPERVISE=subreaper forces the fallback,
+ * =join a cgroup the command joins before its exec (a kernel that cannot
+ * start a process in a cgroup: before 5.7, or clone3 filtered). The
  * runner is a subreaper too: should the watchdog alone die, the tree's
  * orphans come to it, and it ends them (those that carry the command's
  * RBARRIER_PROGRESS: not its own older children) and the cgroup itself. */

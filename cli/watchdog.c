@@ -35,10 +35,14 @@ static const int deaf_to[] = { SIGTSTP, SIGTTIN, SIGTTOU, SIGINT, SIGTERM,
 typedef struct tree {
     char cgroup[512];   /* "" : no cgroup, the subreaper walk only */
     int frozen;
+    int join;           /* the command joins the cgroup, not born there */
 } tree;
 
 /* A cgroup of the command's own, unless RBARRIER_SUPERVISE=subreaper
- * asks for the walk alone. */
+ * asks for the walk alone; =join has the command join it before its
+ * exec, as where the kernel cannot start a process in a cgroup (before
+ * Linux 5.7, or clone3 refused by a seccomp filter), so tests reach that
+ * path too. */
 static void cgroup_make(tree *t)
 {
     const char *force = getenv("RBARRIER_SUPERVISE");
@@ -46,6 +50,7 @@ static void cgroup_make(tree *t)
     t->cgroup[0] = '\0';
     if (force && strcmp(force, "subreaper") == 0)
         return;
+    t->join = force && strcmp(force, "join") == 0;
     cli_cgroup_make(t->cgroup, sizeof(t->cgroup));
 }
 
@@ -63,7 +68,8 @@ static int start_cmd(cli_watchdog_args *w, tree *t, cli_proc *cmd)
 
     if (t->cgroup[0] == '\0')
         return cli_proc_start(cmd, &w->cmd);
-    if ((fd = open(t->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+    if (!t->join &&
+        (fd = open(t->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
         w->cmd.cgroup_fd = fd;
         rc = cli_proc_start(cmd, &w->cmd);
         e = errno;
@@ -260,9 +266,12 @@ typedef struct deadline {
     long long term_at, kill_at;
 } deadline;
 
-/* Carry out every order the runner has sent so far. Its end (kill -9,
- * a crash) means nobody holds the right any more. */
-static void take_orders(cli_watchdog_args *w, tree *t, deadline *d)
+/* Carry out every order the runner has sent so far; 1 with its 'Q' in
+ * quit when it asked us to end (carried out by the caller once the
+ * command's end, if it came meanwhile, is told). Its end (kill -9, a
+ * crash) means nobody holds the right any more. */
+static int take_orders(cli_watchdog_args *w, tree *t, deadline *d,
+                       cli_sup_msg *quit)
 {
     cli_sup_msg m;
     ssize_t got;
@@ -272,7 +281,7 @@ static void take_orders(cli_watchdog_args *w, tree *t, deadline *d)
             got = read(w->ctl, &m, sizeof(m));
         while (got < 0 && errno == EINTR);
         if (got < 0 && errno == EAGAIN)
-            return;
+            return 0;
         if (got != (ssize_t)sizeof(m))
             finish(w, t, SIGTERM, RUNNER_GONE_GRACE_MS, d->kill_at);
         switch (m.op) {
@@ -294,8 +303,8 @@ static void take_orders(cli_watchdog_args *w, tree *t, deadline *d)
             tree_freeze(t, 0, d->kill_at);
             break;
         case 'Q':
-            finish(w, t, (int)m.a, m.b, d->kill_at);
-            break;
+            *quit = m;
+            return 1;
         default:
             break;
         }
@@ -337,10 +346,11 @@ void cli_watchdog_main(void *arg)
     for (;;) {
         struct pollfd pf[2];
         long long now, wake = -1;
-
+        cli_sup_msg quit;
         /* Orders first: a 'D' sent before the command's 'G' is known
          * before its end is told. */
-        take_orders(w, &t, &d);
+        int quitting = take_orders(w, &t, &d, &quit);
+
         cli_reap();
         now = cli_now_ms();
         if (!said_exit && cmd.pid == 0) {
@@ -355,6 +365,8 @@ void cli_watchdog_main(void *arg)
             if (tree_empty())
                 report(w->news, 'E', 0, 0);
         }
+        if (quitting)
+            finish(w, &t, (int)quit.a, quit.b, d.kill_at);
         /* The runner has not confirmed the right: the tree must be dead
          * before it can pass on, whatever --kill-after says. */
         if (!termed && now >= d.term_at) {

@@ -3,9 +3,11 @@
 # slot, a job's rank, a --once round) can pass to anyone else, and nothing
 # the command started outlives its runner. The work runs in a grandchild
 # (tests/fault/ticker.sh), overlap is measured by the work's own timestamps
-# in a shared file, and every case runs twice: with a cgroup of the
-# command's own (as root) and with the subreaper walk
-# (RBARRIER_SUPERVISE=subreaper).
+# in a shared file, and every case runs three times: with a cgroup of the
+# command's own (as root), the command born there; the same cgroup joined
+# by the command before its exec, as on a kernel that cannot start a
+# process in a cgroup (RBARRIER_SUPERVISE=join); and with the subreaper
+# walk (RBARRIER_SUPERVISE=subreaper).
 . "$RB_TESTS_DIR/lib.sh"
 . "$RB_TESTS_DIR/fault/lib_fault.sh"
 trap 'kill -CONT $(cat "$RB_TEST_TMP"/*.pid 2>/dev/null) 2>/dev/null; kill_spawned; [ -n "${PROXY:-}" ] && kill -9 "$PROXY" 2>/dev/null' EXIT
@@ -45,15 +47,15 @@ sys.exit(0 if j.get("state") == "enter" and j.get("restart") == 1 else 1)'
 }
 
 if [ "$(id -u)" -eq 0 ] && grep -q ' - cgroup2 ' /proc/self/mountinfo; then
-    modes="cgroup subreaper"
+    modes="cgroup join subreaper"
 else
     skip "the cgroup v2 path needs root and a cgroup2 mount"
     modes="subreaper"
 fi
 
 for mode in $modes; do
-    if [ "$mode" = subreaper ]; then export RBARRIER_SUPERVISE=subreaper
-    else unset RBARRIER_SUPERVISE; fi
+    if [ "$mode" = cgroup ]; then unset RBARRIER_SUPERVISE
+    else export RBARRIER_SUPERVISE=$mode; fi
 
     # ---- lock: the holder kill -9'd while its work runs in a grandchild ----
     name=$(fresh k9$mode); f=$T/$name.ticks
@@ -324,6 +326,18 @@ EOS
     touch "$T/$name.go"
     await "$name.a" 20
     check "$mode: ... neither command ran" test ! -e "$T/$name.b.ran" -a ! -e "$T/$name.c.ran"
+    # A runner that gives up before it holds the right (Redis cannot be
+    # reached) ends at once: its command, forked at its door, gets no
+    # grace (--kill-after 30 would show).
+    t0=$(now_ms)
+    $RBARRIER lock --url "redis://127.0.0.1:$(free_port)" --name "$name" \
+        --kill-after 30 -- touch "$T/$name.d.ran" 2> /dev/null
+    rc=$?
+    ms=$(since "$t0")
+    expect_eq "$mode: a runner that cannot reach Redis exits 4" 4 "$rc"
+    check "$mode: ... at once, not after --kill-after (<= 10 s; $ms ms)" \
+        test "$ms" -le 10000
+    check "$mode: ... and its command never ran" test ! -e "$T/$name.d.ran"
 
     # ---- the watchdog alone kill -9'd: the runner ends the tree itself ----
     # (its daemon too, which left the command's group: it comes to the
