@@ -39,6 +39,16 @@ no_overlap() {
 }
 pid_in() { cat "$1" 2>/dev/null || echo 999999999; }
 # The job NAME broke and its next attempt is entering.
+# held_and_queued NAME WHAT: a holds lock NAME until $T/NAME.go exists;
+# b waits behind it to touch $T/NAME.b.ran.
+held_and_queued() {
+    spawn "$1.a" $RBARRIER lock --name "$1" --id a -- \
+        sh -c "while [ ! -e '$T/$1.go' ]; do sleep 0.05; done"
+    wait_until 20 _holding_is "$1" 1 || not_ok "$2: a holds"
+    spawn "$1.b" $RBARRIER lock --name "$1" --id b -- touch "$T/$1.b.ran"
+    wait_until 20 _queued_is "$1" 1 || not_ok "$2: b waits"
+}
+
 reentering() {
     rb status --name "$1" --json | python3 -c '
 import json, sys
@@ -279,11 +289,7 @@ EOS
     # and gives the slot back at once (the next waiter does not wait out
     # its 10 s lease).
     name=$(fresh wdarm$mode)
-    spawn "$name.a" $RBARRIER lock --name "$name" --id a -- \
-        sh -c "while [ ! -e '$T/$name.go' ]; do sleep 0.05; done"
-    wait_until 20 _holding_is "$name" 1 || not_ok "$mode wdarm: a holds"
-    spawn "$name.b" $RBARRIER lock --name "$name" --id b -- touch "$T/$name.b.ran"
-    wait_until 20 _queued_is "$name" 1 || not_ok "$mode wdarm: b waits"
+    held_and_queued "$name" "$mode wdarm"
     spawn "$name.c" $RBARRIER lock --name "$name" --id c -- true
     wait_until 20 _queued_is "$name" 2 || not_ok "$mode wdarm: c waits"
     kill -9 "$(pgrep -P "$(pid_of "$name.b")")"
@@ -304,11 +310,7 @@ EOS
     # a waiter kill -9'd in line, or one whose --timeout ends its wait,
     # leaves nothing behind, and its command never ran.
     name=$(fresh door$mode)
-    spawn "$name.a" $RBARRIER lock --name "$name" --id a -- \
-        sh -c "while [ ! -e '$T/$name.go' ]; do sleep 0.05; done"
-    wait_until 20 _holding_is "$name" 1 || not_ok "$mode door: a holds"
-    spawn "$name.b" $RBARRIER lock --name "$name" --id b -- touch "$T/$name.b.ran"
-    wait_until 20 _queued_is "$name" 1 || not_ok "$mode door: b waits"
+    held_and_queued "$name" "$mode door"
     wd=$(pgrep -P "$(pid_of "$name.b")")
     wait_until 20 pgrep -P "$wd" > /dev/null || not_ok "$mode door: b's command is forked"
     cmd=$(pgrep -P "$wd")
