@@ -31,17 +31,20 @@ static long long margin_ms(long long lease_ms)
     return m < 20 ? 20 : m > 1000 ? 1000 : m;
 }
 
-static void order(cli_sup *s, char op, long long a, long long b)
+int cli_sup_send(int fd, char op, long long a, long long b)
 {
     cli_sup_msg m;
 
-    if (s->ctl < 0)
-        return;
     memset(&m, 0, sizeof(m));
     m.op = op;
     m.a = a;
     m.b = b;
-    if (write(s->ctl, &m, sizeof(m)) < 0) {
+    return cli_write_all(fd, &m, sizeof(m));
+}
+
+static void order(cli_sup *s, char op, long long a, long long b)
+{
+    if (s->ctl >= 0 && cli_sup_send(s->ctl, op, a, b) != 0) {
         /* the watchdog is gone: its news pipe's EOF says so */
     }
 }
@@ -238,11 +241,7 @@ int cli_sup_go(cli_sup *s, const cli_sup_opts *o, rb_error *err)
     /* The deadline first: the watchdog holds it before the command can
      * run. */
     order(s, 'D', kill_at, term_at);
-    memset(&m, 0, sizeof(m));
-    m.op = 'G';
-    m.a = (long long)len;
-    m.b = kill_at;
-    opened = cli_write_all(s->door, &m, sizeof(m)) == 0 &&
+    opened = cli_sup_send(s->door, 'G', (long long)len, kill_at) == 0 &&
              cli_write_all(s->door, block, len) == 0;
     free(block);
     close(s->door);
@@ -554,10 +553,6 @@ void cli_sup_close(cli_sup *s)
     if (s->ctl >= 0) {
         close(s->ctl);
         s->ctl = -1;
-    }
-    if (s->door >= 0) {
-        close(s->door);
-        s->door = -1;
     }
     cli_proc_wait_for(&s->watchdog, -1);
     if (s->news >= 0) {

@@ -173,6 +173,9 @@ typedef struct cli_sup_msg {
     long long a, b;
 } cli_sup_msg;
 
+/* Send one: 0, or -1 (its reader is gone). */
+int cli_sup_send(int fd, char op, long long a, long long b);
+
 /* Orders: 'D' the right's kill point a and SIGTERM point b;
  * 'S' send signal a to the tree (SIGCONT to the stopped); 'F' freeze,
  * 'T' thaw; 'Q' end what is left and exit. Reports: 'P' the command's

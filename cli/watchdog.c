@@ -176,13 +176,7 @@ static int tree_gone_by(tree *t, long long until, int kill)
 
 static void report(int fd, char op, long long a, long long b)
 {
-    cli_sup_msg m;
-
-    memset(&m, 0, sizeof(m));
-    m.op = op;
-    m.a = a;
-    m.b = b;
-    if (write(fd, &m, sizeof(m)) < 0) {
+    if (cli_sup_send(fd, op, a, b) != 0) {
         /* the runner is gone: its pipe's EOF tells us too */
     }
 }
