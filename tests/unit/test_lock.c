@@ -283,8 +283,8 @@ static void test_lock_keeper_key(void **state)
 }
 
 /* The keeper's tag is the smallest decimal of the slot, the rule every
- * client (and tests/lib.sh) follows: for every 97th slot, against the
- * plain search that formats and hashes each number in turn. */
+ * client (and tests/lib.sh) follows: for every slot, against the plain
+ * search that formats and hashes each number in turn. */
 static void test_lock_keeper_tag_is_smallest(void **state)
 {
     static long first[16384];
@@ -305,7 +305,7 @@ static void test_lock_keeper_tag_is_smallest(void **state)
             found++;
         }
     }
-    for (s = 0; s < 16384; s += 97) {
+    for (s = 0; s < 16384; s++) {
         snprintf(key, sizeof(key), "rb:l:{%ld}", first[s]);
         snprintf(want, sizeof(want), "rb:k:{%ld}", first[s]);
         assert_int_equal(rb_key__keeper(got, sizeof(got), NULL, key, &err),
