@@ -31,15 +31,25 @@ static long long margin_ms(long long lease_ms)
     return m < 20 ? 20 : m > 1000 ? 1000 : m;
 }
 
+void cli_sup_msg_set(cli_sup_msg *m, char op, long long a, long long b)
+{
+    memset(m, 0, sizeof(*m));
+    m->op = op;
+    m->a = a;
+    m->b = b;
+}
+
+int cli_sup_send_all(int fd, const cli_sup_msg *m, size_t n)
+{
+    return cli_write_all(fd, m, n * sizeof(*m));
+}
+
 int cli_sup_send(int fd, char op, long long a, long long b)
 {
     cli_sup_msg m;
 
-    memset(&m, 0, sizeof(m));
-    m.op = op;
-    m.a = a;
-    m.b = b;
-    return cli_write_all(fd, &m, sizeof(m));
+    cli_sup_msg_set(&m, op, a, b);
+    return cli_sup_send_all(fd, &m, 1);
 }
 
 static void order(cli_sup *s, char op, long long a, long long b)
@@ -93,20 +103,24 @@ static int make_progress_file(cli_sup *s)
     return 0;
 }
 
-/* The watchdog's env block: each "NAME=value" with its NUL, ours
- * (RBARRIER_PROGRESS) last. NULL when it is too big to hand on
- * (CLI_SUP_ENV_MAX). */
-
-static char *env_block(const cli_sup *s, const char *const *env, size_t *len)
+/* The door's 'G' for a command that may start until kill_at, with its
+ * environment after it: each "NAME=value" with its NUL, ours
+ * (RBARRIER_PROGRESS) last; one buffer, one write, one wake-up of the
+ * command. NULL when it is too big to hand on (CLI_SUP_ENV_MAX). */
+static char *go_message(const cli_sup *s, const char *const *env,
+                        long long kill_at, size_t *len)
 {
     size_t n = strlen(s->progress_env) + 1, i;
+    cli_sup_msg go;
     char *block, *at;
 
     for (i = 0; env && env[i]; i++)
         n += strlen(env[i]) + 1;
-    if (n > CLI_SUP_ENV_MAX || (block = malloc(n)) == NULL)
+    if (n > CLI_SUP_ENV_MAX || (block = malloc(sizeof(go) + n)) == NULL)
         return NULL;
-    at = block;
+    cli_sup_msg_set(&go, 'G', (long long)n, kill_at);
+    memcpy(block, &go, sizeof(go));
+    at = block + sizeof(go);
     for (i = 0; env && env[i]; i++) {
         size_t one = strlen(env[i]) + 1;
 
@@ -114,7 +128,7 @@ static char *env_block(const cli_sup *s, const char *const *env, size_t *len)
         at += one;
     }
     memcpy(at, s->progress_env, strlen(s->progress_env) + 1);
-    *len = n;
+    *len = sizeof(go) + n;
     return block;
 }
 
@@ -233,16 +247,15 @@ int cli_sup_go(cli_sup *s, const cli_sup_opts *o, rb_error *err)
     s->progress_mtime_ns = mtime_ns(s->progress_path, NULL);
     s->file_mtime_ns = mtime_ns(s->progress_file, &s->file_size);
     s->progress_ms = cli_now_ms();
-    if ((block = env_block(s, o->env, &len)) == NULL) {
+    deadline_points(s, s->held_until_ms, &kill_at, &term_at);
+    if ((block = go_message(s, o->env, kill_at, &len)) == NULL) {
         cli_sup_stop(s, SIGKILL);
         return cli_error(err, "the command's environment is too big");
     }
-    deadline_points(s, s->held_until_ms, &kill_at, &term_at);
     /* The deadline first: the watchdog holds it before the command can
      * run. */
     order(s, 'D', kill_at, term_at);
-    opened = cli_sup_send(s->door, 'G', (long long)len, kill_at) == 0 &&
-             cli_write_all(s->door, block, len) == 0;
+    opened = cli_write_all(s->door, block, len) == 0;
     free(block);
     close(s->door);
     s->door = -1;

@@ -173,7 +173,11 @@ typedef struct cli_sup_msg {
     long long a, b;
 } cli_sup_msg;
 
-/* Send one: 0, or -1 (its reader is gone). */
+/* Fill m, its padding zeroed: no stack bytes go down a pipe. */
+void cli_sup_msg_set(cli_sup_msg *m, char op, long long a, long long b);
+/* Send n in one write(2), so that their reader wakes once: 0, or -1 (its
+ * reader is gone). cli_sup_send sends one. */
+int cli_sup_send_all(int fd, const cli_sup_msg *m, size_t n);
 int cli_sup_send(int fd, char op, long long a, long long b);
 
 /* Orders: 'D' the right's kill point a and SIGTERM point b;

@@ -174,11 +174,19 @@ static int tree_gone_by(tree *t, long long until, int kill)
     return 1;
 }
 
-static void report(int fd, char op, long long a, long long b)
+static void report_all(int fd, const cli_sup_msg *m, size_t n)
 {
-    if (cli_sup_send(fd, op, a, b) != 0) {
+    if (cli_sup_send_all(fd, m, n) != 0) {
         /* the runner is gone: its pipe's EOF tells us too */
     }
+}
+
+static void report(int fd, char op, long long a, long long b)
+{
+    cli_sup_msg m;
+
+    cli_sup_msg_set(&m, op, a, b);
+    report_all(fd, &m, 1);
 }
 
 /* End what is left: sig first with grace_ms to act on it (never past
@@ -350,14 +358,19 @@ void cli_watchdog_main(void *arg)
         if (!said_exit && cmd.pid == 0) {
             /* Past the kill point it ended as we would have ended it (or
              * was refused at its door). */
-            report(w->news, 'X', cmd.status,
-                   termed || killed || now >= d.kill_at);
-            said_exit = 1;
+            cli_sup_msg said[2];
+            size_t n = 0;
+
+            cli_sup_msg_set(&said[n++], 'X', cmd.status,
+                            termed || killed || now >= d.kill_at);
             /* Nothing of the tree left (every orphan comes to us): the
              * right may pass on now, not after the runner's 'Q' and our
-             * cleanup. A lock hand-off waits for this word. */
+             * cleanup. A lock hand-off waits for this word, sent with the
+             * end so that the runner wakes once. */
             if (tree_empty())
-                report(w->news, 'E', 0, 0);
+                cli_sup_msg_set(&said[n++], 'E', 0, 0);
+            report_all(w->news, said, n);
+            said_exit = 1;
         }
         if (quitting)
             finish(w, &t, (int)quit.a, quit.b, d.kill_at);
