@@ -473,14 +473,14 @@ int cli_cgroup_remove(const char *cgroup, int depth)
         return 0;
     /* A cgroup with cgroups below it cannot go: those first, deepest
      * first (a command may have made its own). */
-    if (depth > 0 && (d = opendir(cgroup)) != NULL) {
-        while ((e = readdir(d)) != NULL)
-            if (e->d_type == DT_DIR && e->d_name[0] != '.' &&
-                snprintf(path, sizeof(path), "%s/%s", cgroup, e->d_name) <
-                    (int)sizeof(path))
-                cli_cgroup_remove(path, depth - 1);
-        closedir(d);
-    }
+    if (depth <= 0 || (d = opendir(cgroup)) == NULL)
+        return -1;
+    while ((e = readdir(d)) != NULL)
+        if (e->d_type == DT_DIR && e->d_name[0] != '.' &&
+            snprintf(path, sizeof(path), "%s/%s", cgroup, e->d_name) <
+                (int)sizeof(path))
+            cli_cgroup_remove(path, depth - 1);
+    closedir(d);
     return rmdir(cgroup) == 0 || errno == ENOENT ? 0 : -1;
 }
 

@@ -36,6 +36,7 @@ typedef struct tree {
     char cgroup[512];   /* "" : no cgroup, the subreaper walk only */
     int frozen;
     int join;           /* the command joins the cgroup, not born there */
+    int said_gone;      /* the runner has its 'E' (nothing can come back) */
 } tree;
 
 /* A cgroup of the command's own, unless RBARRIER_SUPERVISE=subreaper
@@ -210,7 +211,7 @@ static void finish(const cli_watchdog_args *w, tree *t, int sig,
     }
     /* The right may pass on now; the cleanup is ours alone. Not said of
      * a tree that outlived our wait: the runner takes up what is left. */
-    if (gone)
+    if (gone && !t->said_gone)
         report(w->news, 'E', 0, 0);
     if (t->cgroup[0])
         cli_cgroup_remove(t->cgroup, 8);
@@ -367,7 +368,8 @@ void cli_watchdog_main(void *arg)
              * right may pass on now, not after the runner's 'Q' and our
              * cleanup. A lock hand-off waits for this word, sent with the
              * end so that the runner wakes once. */
-            if (tree_empty())
+            t.said_gone = tree_empty();
+            if (t.said_gone)
                 cli_sup_msg_set(&said[n++], 'E', 0, 0);
             report_all(w->news, said, n);
             said_exit = 1;

@@ -38,7 +38,6 @@ no_overlap() {
     fi
 }
 pid_in() { cat "$1" 2>/dev/null || echo 999999999; }
-# The job NAME broke and its next attempt is entering.
 # held_and_queued NAME WHAT: a holds lock NAME until $T/NAME.go exists;
 # b waits behind it to touch $T/NAME.b.ran.
 held_and_queued() {
@@ -49,6 +48,7 @@ held_and_queued() {
     wait_until 20 _queued_is "$1" 1 || not_ok "$2: b waits"
 }
 
+# The job NAME broke and its next attempt is entering.
 reentering() {
     rb status --name "$1" --json | python3 -c '
 import json, sys
