@@ -142,7 +142,9 @@ job_bench_silent() {
         done
         wait_until 60 jb_all_running "$dir" 0 "$n" || jb_fail "the CMDs of $name did not all start" || return 1
         t0=$(now_ms)
-        kill -9 "$(cat "$dir/w0.pid")" "$(cat "$dir/pid.w0")"
+        # (The CMD may be gone before its own kill: its watchdog ends it
+        # once the runner is.)
+        kill -9 "$(cat "$dir/w0.pid")" "$(cat "$dir/pid.w0")" 2> /dev/null || true
         wait_until 60 jb_all_exited "$dir" "$n" || jb_fail "the runners of $name did not all exit" || return 1
         wait
         others=$(for i in $(seq 1 $((n - 1))); do echo "w$i.exit"; done)

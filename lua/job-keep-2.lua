@@ -6,8 +6,8 @@
 -- renewal's read and write.
 --
 -- KEYS[1]  the job's base key, <prefix>:j:{JOB}
--- KEYS[2]  the keeper of the job's slot (includes/keeper.lua): each
---          renewal raises its record of the job's members
+-- KEYS[2]  the keeper of the job's slot (includes/keeper.lua): a
+--          renewal it does not cover raises its record of the job
 -- ARGV[1]  epoch, ARGV[2] attempt (as job-enter answered)
 -- ARGV[3]  member id
 -- ARGV[4]  lease in milliseconds (integer >= 1)
@@ -61,8 +61,9 @@ if halt ~= '' and halt ~= 'halt' and halt ~= 'run' then bad_arg(8, 'halt') end
 local inkey = job_key(base, epoch, att, 'in')
 
 -- Few commands per call: this runs every third of a lease for every
--- member of every job (five inside Redis: HMGET, TIME, ZADD, the
--- keeper's ZADD, ZRANGE).
+-- member of every job (four inside Redis: HMGET, TIME, ZADD, ZRANGE; and
+-- the keeper's ZADD and the hash's note of it, about once per job and
+-- half a lease: keeper_cover).
 -- The base hash says whether this attempt is still open: every script
 -- that pushes an outcome onto :out moves the hash on in the same step
 -- (state 'done' or 'over', or the next attempt), so an open attempt in
@@ -78,7 +79,7 @@ if nonce and nonce ~= '' then
   end
 end
 local st = redis.call('HMGET', base, 'epoch', 'att', 'state', 'n', 'exp',
-                      'prune')
+                      'prune', 'kr')
 local open = tonumber(st[1]) == epoch and tonumber(st[2]) == att and
              (st[3] == 'enter' or st[3] == 'run')
 local stopping = tonumber(st[1]) == epoch and tonumber(st[2]) == att and
@@ -98,7 +99,7 @@ if redis.call('ZADD', inkey, 'XX', 'CH', now + lease, id) == 0 and
    not redis.call('ZSCORE', inkey, id) then
   return job_reply('lost', epoch, att)
 end
-keeper_hold(base, now + lease)
+keeper_cover(base, now + lease, lease, st[7])
 -- Progress rides on the renewal, and only while it is older than a
 -- renewal interval: a member missing from :prog progressed recently.
 if age >= 0 then

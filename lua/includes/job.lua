@@ -5,7 +5,8 @@
 --
 -- <base> = <prefix>:j:{JOB}, a hash: epoch (the run of the name), state
 -- ('enter', 'run', 'done', 'over'), att (the attempt: 0, then one more per
--- restart), n, k (restarts allowed), expect, reason (of the last break).
+-- restart), n, k (restarts allowed), expect, reason (of the last break),
+-- kr (how far the keeper's record of the job stands: keeper_cover).
 -- <base>:<epoch>:m, a hash: rank:<id>, state:<id>, exit:<id>, nrank;
 -- <base>:<epoch>:ids, the members (zset id -> rank).
 -- <base>:<epoch>:<att>:in (zset id -> lease deadline ms), :go (list: 'go'

@@ -11,8 +11,9 @@
 --                      server (below); q, the end (ms) of the quarantine
 --                      after this hash itself was found lost (0: none)
 --   <prefix>:k:{T}:d   zset, no expiry: a name's base key -> the latest
---                      lease deadline (ms) its holders were given; there
---                      only while the name has holders
+--                      lease deadline (ms) its holders were given (for a
+--                      job, up to half a lease beyond: keeper_cover);
+--                      there only while the name has holders
 --
 -- {T} is a tag whose slot is the names' slot (lib/rb_keys.c picks it).
 -- The zset catches the loss of one name's keys: a name with no holder
@@ -57,6 +58,23 @@ end
 local function keeper_hold(base, deadline)
   redis.call('ZADD', keeper_key(base) .. ':d', 'GT',
              string.format('%.0f', deadline), base)
+end
+
+-- The same for renewals that come often (a job's members, each every
+-- third of its lease): the record is raised half a lease beyond what the
+-- renewal needs, and the name's own hash notes how far it stands (field
+-- 'kr', read by the caller with the hash's other fields: noted). A renewal
+-- the note covers writes nothing, so the record costs two commands per
+-- job and half a lease, not one per member and renewal. The note is never
+-- above the record (ZADD GT: it only grows while the name is held, and
+-- one dropped for having passed leaves a note that has passed too), so a
+-- renewal it covers is covered. The price: the record may stand half a
+-- lease past the last lease given, and so may a new run's wait.
+local function keeper_cover(base, deadline, lease, noted)
+  if (tonumber(noted or '') or 0) >= deadline then return end
+  local to = deadline + math.ceil(lease / 2)
+  keeper_hold(base, to)
+  redis.call('HSET', base, 'kr', string.format('%.0f', to))
 end
 
 -- The name has no holder left.

@@ -42,7 +42,9 @@
  *   (the keeper is made without its marker loaded first),
  *   MUT_JOB_LOSS_NO_RECORD (a new run does not look at the keeper's
  *   record of the job's members), MUT_JOB_RERUN_NO_WAIT (a new run after
- *   a break or a stop does not wait for the record).
+ *   a break or a stop does not wait for the record), MUT_JOB_NOTE_TRUSTED
+ *   (a renewal takes the job hash's note of the record for cover without
+ *   comparing its own deadline, so the record may end before its lease).
  *
  * The keeper (lua/includes/keeper.lua): a FLUSHALL takes the job and the
  * keeper but not the markers in the script cache; an eviction of the
@@ -132,6 +134,8 @@ byte rdvm1;
 /* ---- the keeper of the job's slot, the server's script cache ---- */
 bit keeper;          /* the keeper hash is there */
 bit rec;             /* its record of the job's members, still ahead */
+byte recm;           /* members whose lease that record covers */
+bit kr;              /* the job hash notes how far the record stands */
 bit marker;          /* a marker is in the script cache (never lost) */
 bit jlost;           /* the job's state was lost */
 bit quar;            /* a new run waits for the old members' leases */
@@ -255,6 +259,21 @@ inline xarrive(a)
 	}
 }
 
+/* A renewal's hold on the keeper's record (keeper_cover): one the job
+ * hash's note covers writes nothing, one it does not raises the record
+ * (and the note) beyond its new lease. Either way the record covers it. */
+inline cover(p)
+{
+#ifndef MUT_JOB_NOTE_TRUSTED
+	recm = recm | B(p); kr = 1
+#else
+	if
+	:: kr -> recm = recm & ~B(p)
+	:: else -> recm = recm | B(p); kr = 1
+	fi
+#endif
+}
+
 /* the runner's heartbeat: renew this membership, break the job if a
  * member's lease has passed */
 inline jheartbeat(a)
@@ -272,6 +291,7 @@ inline jheartbeat(a)
 			/* a member whose lease passed departs; no break */
 			hres = STOP;
 			jexp = jexp & ~B(p);
+			cover(p);
 			if
 			:: (ent[a] & jexp & ~dep[a]) != 0 ->
 				dep[a] = dep[a] | (ent[a] & jexp); xbreak_open(a)
@@ -290,6 +310,7 @@ inline jheartbeat(a)
 			:: true
 			fi;
 			jexp = jexp & ~B(p);
+			cover(p);
 #ifndef MUT_JOB_HB_NO_LEASE
 			if
 			:: (ent[a] & jexp) != 0 -> jbreak(a); hres = BRK
@@ -339,6 +360,7 @@ enter:
 		:: else
 		fi;
 		a = att; ent[a] = ent[a] | B(p); jexp = jexp & ~B(p); sl = 0;
+		recm = recm | B(p);   /* job-enter raises the record itself */
 		/* job-enter's join: the host, rank 0's endpoint, and the
 		 * grouping by the entry that completes the round */
 		rdvh[a] = rdvh[a] | B(p);
@@ -558,7 +580,8 @@ refused:
 }
 
 /* Redis loses the job's state while it runs: FLUSHALL (the keeper with
- * it), or an eviction of the job's keys (the keeper and its record stay).
+ * it), or an eviction of the job's keys (the keeper and its record stay,
+ * holding back a new run for the members whose lease it covers).
  * Every member's next look finds it gone: the break stands for that. */
 proctype Loss()
 {
@@ -568,8 +591,9 @@ end:	/* it may never come */
 		pend = ent[att] & ~jexp;
 		if
 		:: keeper = 0; rec = 0
-		:: rec = (pend != 0)
+		:: pend = pend & recm; rec = (pend != 0)
 		fi;
+		kr = 0;
 		jlost = 1;
 		jout[att] = BRK;
 		if
@@ -607,12 +631,12 @@ end_early:	/* started only after a loss, or once the job ended */
 		:: else ->
 			/* the job hash says over or stopped: the record of
 			 * the leases of every member that renewed, in any
-			 * attempt, holds the new run back */
+			 * attempt, holds the new run back (those it covers) */
 			pend = 0;
 			for (i : 0 .. K) {
 				pend = pend | ent[i]
 			}
-			pend = pend & ~jexp;
+			pend = pend & ~jexp & recm;
 #ifndef MUT_JOB_RERUN_NO_WAIT
 			quar = 1
 #else
