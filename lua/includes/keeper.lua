@@ -68,8 +68,12 @@ end
 -- job and half a lease, not one per member and renewal. The note is never
 -- above the record (ZADD GT: it only grows while the name is held, and
 -- one dropped for having passed leaves a note that has passed too), so a
--- renewal it covers is covered. The price: the record may stand half a
--- lease past the last lease given, and so may a new run's wait.
+-- renewal it covers is covered (by the scripts: a record removed from
+-- outside, an allkeys-* eviction of the zset or a DEL, is written again
+-- only once a renewal passes the note, up to half a lease later, against
+-- a renewal interval when every renewal wrote it). The price: the record
+-- may stand half a lease past the last lease given, and so may a new
+-- run's wait.
 local function keeper_cover(base, deadline, lease, noted)
   if (tonumber(noted or '') or 0) >= deadline then return end
   local to = deadline + math.ceil(lease / 2)

@@ -261,7 +261,10 @@ inline xarrive(a)
 
 /* A renewal's hold on the keeper's record (keeper_cover): one the job
  * hash's note covers writes nothing, one it does not raises the record
- * (and the note) beyond its new lease. Either way the record covers it. */
+ * (and the note) beyond its new lease. Either way the record covers it:
+ * with no clock here, that is stated, not checked (the deadlines'
+ * arithmetic is tests/integration/t_jobid.sh's); the mutant shows that a
+ * renewal left uncovered is caught. */
 inline cover(p)
 {
 #ifndef MUT_JOB_NOTE_TRUSTED
