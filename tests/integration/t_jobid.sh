@@ -85,6 +85,30 @@ fi
 #    or a lease and a half (4.5 s: the keeper's record of a job stands up
 #    to half a lease past the last renewal) plus margin.
 slow_worker "$T/jobwork.sh"
+# new_run URL W0 W1: a new run of the name (neww0 and neww1; URL '' for
+# the test server). Member wI's command first writes to $d/wI.saw whether
+# the old work logging to $d/WI.log still runs ("overlap") or not
+# ("clear"), then stamps "new" in $d/wI.log.
+new_run() {
+    local url=${1:-$RBARRIER_URL} id
+    local -A watch=([w0]=$2 [w1]=$3)
+    for id in w0 w1; do
+        RBARRIER_URL=$url start_runner "new$id" --id $id --n 2 --lease 3 --timeout 30 -- \
+            sh -c "if kill -0 \$(cat '$d/${watch[$id]}.log.pid') 2>/dev/null; then echo overlap; else echo clear; fi > '$d/$id.saw'; echo \"new \$(date +%s%N)\" >> '$d/$id.log'"
+    done
+}
+# saw_clear LABEL: both new commands found the old work gone.
+saw_clear() {
+    expect_eq "$1" "clear clear" "$(cat "$d/w0.saw" "$d/w1.saw" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
+}
+# after_by_clocks LABEL ID: by the commands' own clocks, wI's new command
+# stamped after the old work's last line in $d/ID.log.
+after_by_clocks() {
+    local last first
+    last=$(last_ns "$d/$2.log" old) first=$(last_ns "$d/$2.log" new)
+    check "$1 (old last worked ${last:-never}, new started ${first:-never})" \
+        test -n "$last" -a -n "$first" -a "${first:-0}" -gt "${last:-0}"
+}
 new_run_after_loss() {   # new_run_after_loss flush|evict
     job_setup "loss-$1"
     local id url=redis://127.0.0.1:$REDIS_PORT t0
@@ -100,20 +124,14 @@ new_run_after_loss() {   # new_run_after_loss flush|evict
                xargs redis-cli -p "$REDIS_PORT" DEL >/dev/null ;;
     esac
     t0=$(ms)
-    for id in w0 w1; do
-        RBARRIER_URL=$url start_runner "new$id" --id $id --n 2 --lease 3 --timeout 30 -- \
-            sh -c "if kill -0 \$(cat '$d/$id.log.pid') 2>/dev/null; then echo overlap; else echo clear; fi > '$d/$id.saw'; echo \"new \$(date +%s%N)\" >> '$d/$id.log'"
-    done
+    new_run "$url" w0 w1
     wait
     local took=$(($(ms) - t0))
     expect_eq "$1 while running: the old runners exit 1" "1 1" "$(runner_code oldw0) $(runner_code oldw1)"
     expect_eq "... a new run started at once passes (exit 0)" "0 0" "$(runner_code neww0) $(runner_code neww1)"
-    expect_eq "... its commands start once the old ones are gone" "clear clear" "$(cat "$d/w0.saw" "$d/w1.saw" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
+    saw_clear "... its commands start once the old ones are gone"
     for id in w0 w1; do
-        local last first
-        last=$(last_ns "$d/$id.log" old) first=$(last_ns "$d/$id.log" new)
-        check "... $id by the commands' own clocks (old last worked ${last:-never}, new started ${first:-never})" \
-            test -n "$last" -a -n "$first" -a "${first:-0}" -gt "${last:-0}"
+        after_by_clocks "... $id by the commands' own clocks" $id
     done
     check "... within the old lease's class (4.1 s) or a lease and a half (4.5 s), plus margin ($took ms)" test "$took" -le 9500
 }
@@ -127,17 +145,12 @@ start_runner oldw0 --id w0 --n 2 --lease 3 --kill-after 5 --timeout 30 -- \
 start_runner oldw1 --id w1 --n 2 --lease 3 --timeout 30 -- sh -c 'sleep 0.5; exit 7'
 check "rerun: the first run's w1 fails" wait_until 30 ended oldw1
 t0=$(ms)
-for id in w0 w1; do
-    start_runner "new$id" --id $id --n 2 --lease 3 --timeout 30 -- \
-        sh -c "if kill -0 \$(cat '$d/w0.log.pid') 2>/dev/null; then echo overlap; else echo clear; fi > '$d/$id.saw'; echo \"new \$(date +%s%N)\" >> '$d/$id.log'"
-done
+new_run '' w0 w0
 wait
 expect_eq "rerun: the broken run's runners exit 3 and 7" "3 7" "$(runner_code oldw0) $(runner_code oldw1)"
 expect_eq "... the new run passes" "0 0" "$(runner_code neww0) $(runner_code neww1)"
-expect_eq "... its commands start once the old w0's work is gone" "clear clear" "$(cat "$d/w0.saw" "$d/w1.saw" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
-last=$(last_ns "$d/w0.log" old) first=$(last_ns "$d/w0.log" new)
-check "... by the commands' own clocks (old w0 last worked ${last:-never}, new started ${first:-never})" \
-    test -n "$last" -a -n "$first" -a "${first:-0}" -gt "${last:-0}"
+saw_clear "... its commands start once the old w0's work is gone"
+after_by_clocks "... by the commands' own clocks, old w0" w0
 check "... within a lease and a half, 4.5 s, plus margin ($(($(ms) - t0)) ms)" test $(($(ms) - t0)) -le 9500
 
 # 6. Members of different leases: the keeper's record of the job must
@@ -150,7 +163,7 @@ check "... within a lease and a half, 4.5 s, plus margin ($(($(ms) - t0)) ms)" t
 #    4 s before that.
 mixed_leases_after_loss() {
     job_setup loss-mixed
-    local id url=redis://127.0.0.1:$REDIS_PORT t0 took entered inkey
+    local url=redis://127.0.0.1:$REDIS_PORT t0 took entered inkey
     own() { redis-cli -p "$REDIS_PORT" "$@"; }
     RBARRIER_URL=$url start_runner oldw0 --id w0 --n 2 --lease 1 --timeout 30 -- \
         sh -c "sh '$T/jobwork.sh' '$d/w0.log' old; true"
@@ -165,21 +178,15 @@ mixed_leases_after_loss() {
     kill -STOP "$(cat "$d/oldw1.pid")"
     own --scan --pattern "rb:j:{$name}*" | xargs redis-cli -p "$REDIS_PORT" DEL >/dev/null
     t0=$(ms)
-    for id in w0 w1; do
-        RBARRIER_URL=$url start_runner "new$id" --id $id --n 2 --lease 3 --timeout 30 -- \
-            sh -c "if kill -0 \$(cat '$d/$id.log.pid') 2>/dev/null; then echo overlap; else echo clear; fi > '$d/$id.saw'; echo \"new \$(date +%s%N)\" >> '$d/$id.log'"
-    done
+    new_run "$url" w0 w1
     wait_until 30 ended neww0 && wait_until 30 ended neww1 ||
         not_ok "mixed leases: the new run ends"
     took=$(($(ms) - t0))
     kill -CONT "$(cat "$d/oldw1.pid")"
     wait
     expect_eq "... the new run passes (exit 0)" "0 0" "$(runner_code neww0) $(runner_code neww1)"
-    expect_eq "... its commands start once the old ones are gone" "clear clear" "$(cat "$d/w0.saw" "$d/w1.saw" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
-    local last first
-    last=$(last_ns "$d/w1.log" old) first=$(last_ns "$d/w1.log" new)
-    check "... w1 by the commands' own clocks (old last worked ${last:-never}, new started ${first:-never})" \
-        test -n "$last" -a -n "$first" -a "${first:-0}" -gt "${last:-0}"
+    saw_clear "... its commands start once the old ones are gone"
+    after_by_clocks "... w1 by the commands' own clocks" w1
     expect_eq "... the old w0 exits 1 (state lost)" 1 "$(runner_code oldw0)"
     check "... the old w1, stopped through it, does not exit 0 ($(runner_code oldw1))" \
         test "$(runner_code oldw1)" != 0
