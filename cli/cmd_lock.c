@@ -503,6 +503,11 @@ int cmd_lock(int argc, char **argv)
         code = cli_fail(CLI_EXIT_REDIS, "%s", err.msg);
         goto out;
     }
+    /* A grant pushed while waiting starts CMD at once, on the 2 s the
+     * server holds it unconfirmed, and hold()'s first renewal confirms
+     * it: the watchdog stops CMD by that short hold's end should the
+     * confirmation not come back. */
+    o.early_grant = 1;
     rc = rb_lock_acquire(&l, conn, &o, &err);
     lock_progress_erase(&line);
     if (rc == RB_ETIMEOUT && (a.conflict >= 0 || o.nonblock)) {

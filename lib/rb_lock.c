@@ -9,8 +9,9 @@
  * token onto the grantee's list, so a release wakes exactly the waiter it
  * admits and nobody polls. A pushed grant holds on the server only 2 s
  * (or the lease, if shorter) until the woken waiter confirms it with one
- * renewal, which makes it the full lease, before it is used: a waiter
- * killed in line holds a free slot up 2 s, not a whole lease. The next in
+ * renewal, which makes it the full lease, before it is used (or, for an
+ * early_grant caller, just after its work started within the 2 s): a
+ * waiter killed in line holds a free slot up 2 s, not a whole lease. The next in
  * line is nudged (an element of no acquire's nonce: it looks again), so
  * its slice ends just after that short deadline. With a lease of 2 s or
  * less the pop alone is the grant, unless read with less than a third of
@@ -69,8 +70,13 @@ struct rb_lock {
     long long token;
     long long renewed_at;     /* rb_now_ms when the last good renewal (or
                                  the call that was granted) was sent */
+    long long right_ms;       /* the hold runs this long from renewed_at:
+                                 the lease, or a pushed grant's short hold
+                                 until its confirmation (early_grant) */
     int shared;               /* a shared (read) request */
     int nonblock;             /* one attempt */
+    int early_grant;          /* a pushed grant is used before it is
+                                 confirmed (rb_lock_opts) */
     int held;
     int released;
 };
@@ -202,6 +208,7 @@ static int confirm_grant(rb_lock *l, rb_error *err)
     rc = run_renew(l, &call, &lr, err);
     if (rc == RB_OK && lr.kind == RB_LOCK_HELD) {
         l->renewed_at = sent;
+        l->right_ms = l->lease_ms;
         return RB_OK;
     }
     l->held = 0;
@@ -283,21 +290,33 @@ static int block_slice(rb_lock *l, long long slice_ms, const rb_deadline *own,
      * sending is never later than the server. */
     l->token = token;
     l->renewed_at = acquired_at;
+    l->right_ms = l->lease_ms;
     l->held = 1;
     /* A grant pushed to a waiter holds only RB_LOCK_CONFIRM_MS until the
      * grantee confirms it (so a waiter killed in line does not hold the
-     * slot a whole lease): one renewal at once, before CMD starts, makes
-     * it the full lease. With a lease no longer than that the element
-     * alone is the grant, unless it was read late by this clock,
-     * which may have started up to a slice before the grant: the server
-     * may still count much of the lease when this count is over or
-     * nearly, and a command started on a few ms of it would be stopped
-     * by its first renewal. Either way the server's answer decides. */
-    if (l->lease_ms > RB_LOCK_CONFIRM_MS ||
-        rb_now_ms() >= acquired_at + l->lease_ms - l->lease_ms / 3)
-        *rc = confirm_grant(l, err);
-    else
+     * slot a whole lease): one renewal makes it the full lease. With a
+     * lease no longer than that the element alone is the grant, unless it
+     * was read late by this clock, which may have started up to a slice
+     * before the grant: the server may still count much of the lease when
+     * this count is over or nearly, and a command started on a few ms of
+     * it would be stopped by its first renewal. Either way the server's
+     * answer decides. An early_grant caller takes a longer lease's short
+     * hold as it stands, counted the same way, and confirms it with its
+     * first renewal, its work already started: only while most of the
+     * hold is left, so that its work has time to start and the
+     * confirmation time to come back. */
+    if (l->lease_ms <= RB_LOCK_CONFIRM_MS) {
+        if (rb_now_ms() >= acquired_at + l->lease_ms - l->lease_ms / 3)
+            *rc = confirm_grant(l, err);
+        else
+            *rc = RB_OK;
+    } else if (l->early_grant &&
+               rb_now_ms() < acquired_at + RB_LOCK_CONFIRM_MS / 4) {
+        l->right_ms = RB_LOCK_CONFIRM_MS;
         *rc = RB_OK;
+    } else {
+        *rc = confirm_grant(l, err);
+    }
     return 1;
 }
 
@@ -372,6 +391,7 @@ static int wait_for_grant(rb_lock *l, const rb_lock_opts *o,
         case RB_LOCK_HELD:
             l->token = lr.token;
             l->renewed_at = sent;
+            l->right_ms = l->lease_ms;
             l->held = 1;
             return RB_OK;
         case RB_LOCK_BADMAX:
@@ -457,6 +477,8 @@ int rb_lock_acquire(rb_lock **out, rb_conn *c, const rb_lock_opts *o,
         l->shared = o->shared != 0;
         l->nonblock = o->nonblock != 0;
     }
+    if (o->version >= 3)
+        l->early_grant = o->early_grant != 0;
     rb_random_hex(l->nonce, 16);
     l->lease_ms = o->lease_ms > 0 ? o->lease_ms : RB_LOCK_DEFAULT_LEASE_MS;
     snprintf(l->lease_text, sizeof(l->lease_text), "%lld", l->lease_ms);
@@ -497,12 +519,16 @@ long long rb_lock_lease_left_ms(const rb_lock *l)
 {
     if (!l->held)
         return 0;
-    return l->renewed_at + l->lease_ms - rb_now_ms();
+    return l->renewed_at + l->right_ms - rb_now_ms();
 }
 
 long long rb_lock_renew_in_ms(const rb_lock *l)
 {
     long long due = l->renewed_at + l->lease_ms / 3 - rb_now_ms();
+
+    /* An unconfirmed grant is confirmed at once. */
+    if (l->right_ms < l->lease_ms)
+        return 0;
 
     return due > 0 ? due : 0;
 }
@@ -510,7 +536,7 @@ long long rb_lock_renew_in_ms(const rb_lock *l)
 int rb_lock_renew(rb_lock *l, rb_error *err)
 {
     rb_error local;
-    long long sent = rb_now_ms(), end = l->renewed_at + l->lease_ms;
+    long long sent = rb_now_ms(), end = l->renewed_at + l->right_ms;
     rb_call call = { .cancellable = 1 };
     rb_lock_reply lr;
     int rc;
@@ -554,6 +580,7 @@ int rb_lock_renew(rb_lock *l, rb_error *err)
                              "reset, or its lease ran out", l->name);
     }
     l->renewed_at = sent;
+    l->right_ms = l->lease_ms;
     return RB_OK;
 }
 

@@ -13,7 +13,7 @@ int rb_lock__check_opts(const rb_lock_opts *o, rb_error *err)
     if (o == NULL)
         return rb_error__set(err, RB_EINVAL, "no lock options (declare "
                              "them with RB_LOCK_OPTS_INIT)");
-    if (o->version != 1 && o->version != RB_LOCK_OPTS_VERSION)
+    if (o->version < 1 || o->version > RB_LOCK_OPTS_VERSION)
         return rb_error__set(err, RB_EINVAL, "rb_lock_opts version %u is "
                              "not one this library knows (1..%d)",
                              o->version, RB_LOCK_OPTS_VERSION);

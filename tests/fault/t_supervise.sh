@@ -19,6 +19,7 @@ use_own_redis supervise
 lkey() { echo "rb:l:{$1}${2:+:$2}"; }
 _queued_is() { [ "$(rcli ZCARD "$(lkey "$1" queue)")" = "$2" ]; }
 _holding_is() { [ "$(rcli ZCARD "$(lkey "$1" holders)")" = "$2" ]; }
+_blocked_is() { [ "$(rcli INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p')" = "$1" ]; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
 stopped() { [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = T ]; }
 started() { [ -s "$1" ] && grep -q "^$2 " "$1"; }
@@ -138,6 +139,41 @@ for mode in $modes; do
     await "$name.a" 30
     check "$mode: ... the cut-off holder exits 3 or 4, not 0 ($(code_of "$name.a"))" \
         test "$(code_of "$name.a")" = 3 -o "$(code_of "$name.a")" = 4
+    kill -9 "$PROXY" 2>/dev/null; wait "$PROXY" 2>/dev/null; PROXY=
+
+    # ---- lock: a grant used before its confirmation, which never comes -----
+    # A waiter woken by its grant starts its command at once, on the 2 s
+    # the server holds the grant unconfirmed, and confirms it with its
+    # first renewal. Here the waiter's proxy lets the grant in and holds
+    # back everything the waiter sends: the server passes the slot on 2 s
+    # after the grant, and the work, 1.5 s to stop after SIGTERM, must be
+    # over by then. That it runs at all shows the grant was used before
+    # its confirmation (which would never have come back).
+    name=$(fresh early$mode); f=$T/$name.ticks
+    rm -f "$T/proxy.port"
+    mkfifo "$T/$name.go"
+    python3 "$RB_TESTS_DIR/fault/proxy.py" "$T/proxy.port" "$REDIS_PORT" &
+    PROXY=$!
+    wait_until 10 test -s "$T/proxy.port" || not_ok "$mode early: the proxy listens"
+    spawn "$name.h" $RBARRIER lock --name "$name" --id h --lease 30 -- sh -c "read x < '$T/$name.go'"
+    wait_until 20 _holding_is "$name" 1 || not_ok "$mode early: h holds"
+    spawn "$name.w" env RBARRIER_URL="redis://127.0.0.1:$(cat "$T/proxy.port")" \
+        $RBARRIER lock --name "$name" --id w --lease 30 --timeout 60 -- sh "$TICKER" w "$f" 0 1500
+    wait_until 20 _queued_is "$name" 1 || not_ok "$mode early: w waits"
+    wait_until 20 _blocked_is 1 || not_ok "$mode early: w blocks on its wake list"
+    kill -USR1 "$PROXY"
+    echo go > "$T/$name.go"
+    await "$name.h" 20
+    wait_until 20 started "$f" w || not_ok "$mode early: w's work starts on the grant"
+    spawn "$name.z" $RBARRIER lock --name "$name" --id z --lease 3 --timeout 60 -- sh "$TICKER" z "$f" 10
+    await "$name.z" 30
+    expect_eq "$mode: a grant used before its confirmation, which is held back: the next waiter gets the lock" 0 "$(code_of "$name.z")"
+    no_overlap "$mode: ... never two holders at once" "$f" w z
+    kill -USR2 "$PROXY"
+    await "$name.w" 30
+    check "$mode: ... the unconfirmed holder exits 3 or 4, not 0 ($(code_of "$name.w"))" \
+        test "$(code_of "$name.w")" = 3 -o "$(code_of "$name.w")" = 4
+    check "$mode: ... and its work is gone" gone "$(pid_in "$f.w.pid")"
     kill -9 "$PROXY" 2>/dev/null; wait "$PROXY" 2>/dev/null; PROXY=
 
     # ---- run: a member's runner stopped, a new runner for it, --restarts ----

@@ -36,8 +36,10 @@
  * until the grantee confirms it (for parties in SHORTL: a lease longer
  * than that); the short deadline may pass at any moment before the
  * confirmation (a slow or dead grantee: shortl). The woken party confirms
- * with one renewal before its command starts; a party outside SHORTL (a
- * lease of 2 s or less) holds on the element alone, as before. The nudge
+ * with one renewal before its command starts, or (an early grant, read
+ * soon after it came) starts it on the short lease, which it counts too,
+ * and confirms with its first renewal; a party outside SHORTL (a lease
+ * of 2 s or less) holds on the element alone, as before. The nudge
  * to the next in line only times its next call: the model's steps are
  * untimed, so it is not modelled.
  * A loss of state (LOSSES: FLUSHALL, the name's keys evicted, or its
@@ -60,8 +62,8 @@
  *   not there), MUT_LOCK_RESET_FREES_RECORD (a reset
  *   drops the record, so a loss of the name's keys, its quarantine with
  *   them, lets a grant through beside a revoked holder),
- *   MUT_LOCK_SHORT_NO_CONFIRM (a woken waiter starts CMD on a
- *   pushed grant without confirming it, counting the full lease, while the
+ *   MUT_LOCK_SHORT_NO_CONFIRM (a woken waiter that starts CMD on a
+ *   pushed grant before confirming it counts the full lease, while the
  *   server counts only the short one), MUT_LOCK_NO_SLOT_CHECK (a grant does not count the
  *   holders), MUT_TOKEN_NO_GROW (the token does not grow with a grant),
  *   MUT_LOCK_NO_SELF_STOP (a holder that cannot renew keeps CMD running),
@@ -324,9 +326,10 @@ proctype Party(byte p)
 	:: atomic { woken & B(p) -> woken = woken & ~B(p) } ->
 		/* woken: a grant that counts the short lease is confirmed by
 		 * one renewal (the full lease from then on), or found lost
-		 * and given back */
+		 * and given back; or, read early (rbarrier lock's early
+		 * grant), CMD starts on the short lease and its first renewal
+		 * below confirms it */
 		if
-#ifndef MUT_LOCK_SHORT_NO_CONFIRM
 		:: SHORTL & B(p) ->
 			atomic {
 				settle();
@@ -340,7 +343,7 @@ proctype Party(byte p)
 			:: lost -> goto stop
 			:: else -> break
 			fi
-#endif
+		:: SHORTL & B(p) -> skip  /* early: confirmed once CMD runs */
 		:: else
 		fi;
 		/* without it, the element read is the grant, no call confirms it */
@@ -419,7 +422,10 @@ proctype Party(byte p)
 	:: atomic {                   /* renew while CMD runs */
 		skip;
 		if
-		:: holders & B(p) -> expd = expd & ~B(p)
+		:: holders & B(p) ->
+			/* an early grant's first renewal confirms it: the full
+			 * lease from then on */
+			expd = expd & ~B(p); shortl = shortl & ~B(p)
 		:: else -> lost = 1; STOPCMD(p)  /* lost the slot: stop CMD, exit 3 */
 		fi
 	   };
@@ -469,14 +475,21 @@ proctype Party(byte p)
 	:: atomic { crashes > 0 -> crashes--; EXPIRE(p); STOPCMD(p) } ->
 		goto stop
 	:: atomic { (shortl & B(p)) && !(expd & B(p)) ->
-		/* (seeded bug only: a confirmed grant counts the full lease)
-		 * the grant's short lease passes on the server while the
-		 * party, counting the full lease, runs CMD until its renewal
-		 * finds the slot gone */
-		EXPIRE(p)
+		/* an early grant not confirmed in time (the renewal is slow,
+		 * or the runner stopped): its short lease passes on the
+		 * server. The party counts that same short lease, and its
+		 * watchdog has stopped CMD by then */
+		EXPIRE(p);
+#ifndef MUT_LOCK_SHORT_NO_CONFIRM
+		STOPCMD(p)
+#endif
 	   } ->
+#ifdef MUT_LOCK_SHORT_NO_CONFIRM
+		/* seeded bug: counting the full lease, it runs CMD until its
+		 * renewal finds the slot gone */
 		(holders != 0 && !(holders & B(p))) || qlen == 0;
 		STOPCMD(p);
+#endif
 		goto stop
 	od;
 stop:
