@@ -306,12 +306,13 @@ typedef enum answer {
     A_ACKS                /* too few replicas: err says so */
 } answer;
 
-/* One exchange for the call on node idx: [ASKING] call [ack-write WAIT K].
- * On RB_NODE_OK sets *a (and *kind for an error reply). */
+/* One exchange for the call on node idx: [ASKING] call [[ASKING] then]
+ * [ack-write WAIT K]. On RB_NODE_OK sets *a (and *kind for an error
+ * reply). */
 static rb_node_io exchange(rb_conn *c, int idx, int asking, int argc,
                            const char **argv, const size_t *lens,
                            const char *key, size_t keylen,
-                           const rb_call *call, answer *a,
+                           rb_call *call, answer *a,
                            rb_reply_err *kind, redisReply **out,
                            rb_error *err)
 {
@@ -324,7 +325,7 @@ static rb_node_io exchange(rb_conn *c, int idx, int asking, int argc,
     size_t ack_len[5], wait_len[3];
     char ack_key[RB_KEY_MAX + 8], k_text[16], ms_text[24];
     long long now = rb_now_ms(), ack_ms = 0, left, reply_by;
-    int n = 0, main_at, wait_at = -1, i;
+    int n = 0, main_at, then_at = -1, wait_at = -1, i;
     rb_node_io io;
 
     if (asking) {
@@ -336,6 +337,16 @@ static rb_node_io exchange(rb_conn *c, int idx, int asking, int argc,
     cmds[n].argc = argc;
     cmds[n].argv = argv;
     cmds[n++].lens = lens;
+    if (call->then) {
+        /* ASKING admits one command: the read needs its own. */
+        if (asking) {
+            cmds[n].argc = 1;
+            cmds[n].argv = asking_argv;
+            cmds[n++].lens = asking_len;
+        }
+        then_at = n;
+        cmds[n++] = *call->then;
+    }
     if (c->opts.replicas > 0 && key && keylen + 8 < sizeof(ack_key)) {
         /* A write of our own that always replicates, then WAIT: the
          * stream is ordered, so everything the call wrote or read before
@@ -406,6 +417,10 @@ static rb_node_io exchange(rb_conn *c, int idx, int asking, int argc,
         *a = A_DONE;
         *out = r[main_at];
         r[main_at] = NULL;
+        if (then_at >= 0 && r[then_at]->type != REDIS_REPLY_ERROR) {
+            call->then_reply = r[then_at];
+            r[then_at] = NULL;
+        }
     }
     for (i = 0; i < n; i++)
         if (r[i])
@@ -448,6 +463,7 @@ static int run(rb_conn *c, int argc, const char **argv, const size_t *lens,
     rb_attempt at = { .redirects = 0 };
 
     call->reply_err = RB_REPLY_NONE;
+    call->then_reply = NULL;
     for (;;) {
         const rb_deadline *rule = c->connected_once ? d : &reach;
         rb_reply_err kind = RB_REPLY_NONE;

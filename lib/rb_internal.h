@@ -135,6 +135,13 @@ typedef enum rb_reply_err {
 
 /* How one command is sent. Write it with designated initializers:
  *   rb_call call = { .deadline = rb_deadline__within(rb_now_ms(), 2000) }; */
+/* One command: its words and their lengths. */
+typedef struct rb_cmd {
+    int argc;
+    const char **argv;
+    const size_t *lens;
+} rb_cmd;
+
 typedef struct rb_call {
     rb_deadline deadline;  /* see above; the zero value is ONCE */
     int block_ms;          /* server-side blocking time the command may use */
@@ -143,6 +150,14 @@ typedef struct rb_call {
     rb_reply_err reply_err;  /* out: set by rb_conn__call, the class of
                                 the error reply it ended with (NONE when
                                 it ended otherwise) */
+    /* A read sent in the same write right after the command, to the same
+     * node: Redis runs it once the command is done, a blocking one
+     * included, so what the command waited for is read without another
+     * round trip (a job's rendezvous data once 'go' came). NULL: none. */
+    const rb_cmd *then;
+    redisReply *then_reply;  /* out: its reply when the command was
+                                answered and this is no error reply, else
+                                NULL; the caller frees it */
 } rb_call;
 
 /* Send one command and read its reply, reconnecting and resending after a

@@ -167,16 +167,30 @@ static int list_key(rb_job *j, const char *part, rb_error *err)
 
 /* One blocking slice on list_key: 1 with *text (an outcome or "go") when
  * the list has one, 0 when the slice ran out or the connection dropped
- * (the renewal that comes next reconnects), < 0 an rb_code. */
+ * (the renewal that comes next reconnects), < 0 an rb_code. On the go
+ * list this member's rendezvous values are read in the same write, and
+ * taken if 'go' came. */
 static int block(rb_job *j, long long ms, char *text, size_t len,
                  rb_error *err)
 {
     rb_call call = { .deadline = rb_deadline__once(),
                      .block_ms = (int)ms, .cancellable = 1 };
-    redisReply *r = NULL;
+    redisReply *r = NULL, *v;
     const char *got, *cmd;
-    int rc = rb_conn__block_rotate(j->c, j->list_key, &call, &r, &cmd, err);
+    int rc;
 
+    if (j->phase == PHASE_ENTER)
+        call.then = rb_job__rdv_read(&j->rdv, j->base, j->epoch, j->att,
+                                     j->id);
+    rc = rb_conn__block_rotate(j->c, j->list_key, &call, &r, &cmd, err);
+    if ((v = call.then_reply) != NULL) {
+        if (rc == RB_OK && r->type != REDIS_REPLY_NIL &&
+            r->type == REDIS_REPLY_STRING && strcmp(r->str, "go") == 0 &&
+            v->type == REDIS_REPLY_ARRAY && v->elements == 3)
+            rb_job__rdv_take(&j->rdv, v->element[0], v->element[1],
+                             v->element[2], j->rank, j->n);
+        freeReplyObject(v);
+    }
     if (rc == RB_EUNREACHABLE) {
         j->next_keep = 0;
         return 0;
@@ -448,6 +462,10 @@ int rb_job_enter(rb_job *j, rb_error *err)
     }
     set_attempt(j, jr.epoch, jr.att);
     j->rank = jr.rank;
+    j->rdv.taken = 0;
+    if (jr.kind == RB_JOB_GO && jr.rdv[0])
+        rb_job__rdv_take(&j->rdv, jr.rdv[0], jr.rdv[1], jr.rdv[2], j->rank,
+                         j->n);
     /* The lease runs from the sending of the entry that was answered, not
      * from the first try: a wait (busy, dup, a quarantine) came between. */
     j->renewed_at = sent;
@@ -503,7 +521,9 @@ int rb_job_enter(rb_job *j, rb_error *err)
         if (rc != RB_OK)
             return rc;
     }
-    if ((rc = rb_job__rdv_fetch(&j->rdv, j->c, j->base, j->epoch, j->att,
+    /* Read with 'go' (job-enter's, or the go list's), or read now. */
+    if (!j->rdv.taken &&
+        (rc = rb_job__rdv_fetch(&j->rdv, j->c, j->base, j->epoch, j->att,
                                 j->id, j->rank, j->n, j->lease_ms, err)))
         return rc;
     return list_key(j, "out", err);

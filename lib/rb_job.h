@@ -35,6 +35,8 @@ typedef struct rb_job_reply {
     long n;
     const char *text;     /* points into the reply */
     long long next_ms;    /* -1: no other member's deadline */
+    const redisReply *rdv[3];  /* job-enter's 'go': the rendezvous values
+                                  (rb_job__rdv_take); NULL: none came */
 } rb_job_reply;
 
 /* The rendezvous data (rb_job_rdv.c): what this member offers with each
@@ -47,6 +49,12 @@ typedef struct rb_job_rdv {
     long local_rank, local_world, group_rank, group_world;
     char addr[64];          /* rank 0's, as handed round */
     int port;
+    int taken;              /* the attempt's values are in (rb_job__rdv_take) */
+    /* The read of this member's values in the attempt (rb_job__rdv_read) */
+    char key[RB_KEY_MAX];
+    const char *argv[5];
+    size_t lens[5];
+    rb_cmd read;
 } rb_job_rdv;
 
 /* Where a member is. PHASE_STOPPING: the job stops; its command runs
@@ -132,9 +140,20 @@ void rb_job__rdv_free(rb_job_rdv *v);
  * connection shows it (or the override) and a port free here now.
  * @return RB_OK, RB_EUNREACHABLE (no address, no free port) */
 int rb_job__rdv_offer(rb_job_rdv *v, rb_conn *c, rb_error *err);
-/* Once the attempt's entering round is complete: this member's values (one
- * HMGET of the attempt's :rdv hash). A job whose completing entry kept no
- * data (a member of an older build) reads as one host.
+/* The read of this member's values in the attempt (an HMGET of its :rdv
+ * hash: this member's field, groups, master), to send as a call's `then`
+ * (the wait for 'go') or by rb_job__rdv_fetch. */
+const rb_cmd *rb_job__rdv_read(rb_job_rdv *v, const char *base,
+                               long long epoch, long att, const char *id);
+/* Take the values from that read's three answers, as that read's reply
+ * or job-enter's 'go' hands them (NULL: none). A job whose completing
+ * entry kept no data (a member of an older build) reads as one host.
+ * @return RB_OK, RB_EPROTO (reply not of that read) */
+int rb_job__rdv_take(rb_job_rdv *v, const redisReply *mine,
+                     const redisReply *groups, const redisReply *master,
+                     long rank, long n);
+/* Once the attempt's entering round is complete and the values did not
+ * come with it: read them (one call).
  * @return RB_OK or the call's rb_code */
 int rb_job__rdv_fetch(rb_job_rdv *v, rb_conn *c, const char *base,
                       long long epoch, long att, const char *id, long rank,

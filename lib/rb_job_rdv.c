@@ -115,35 +115,45 @@ static void one_host(rb_job_rdv *v, long rank, long n)
     v->group_world = 1;
 }
 
-int rb_job__rdv_fetch(rb_job_rdv *v, rb_conn *c, const char *base,
-                      long long epoch, long att, const char *id, long rank,
-                      long n, long long lease_ms, rb_error *err)
+const rb_cmd *rb_job__rdv_read(rb_job_rdv *v, const char *base,
+                               long long epoch, long att, const char *id)
 {
-    char key[RB_KEY_MAX], addr[64];
-    const char *argv[5] = { "HMGET", key, id, "groups", "master" };
-    size_t lens[5];
-    rb_call call = { .deadline = rb_deadline__within(rb_now_ms(),
-                                                     lease_ms) };
-    redisReply *r = NULL;
-    const char *mine = NULL, *groups = NULL, *master = NULL;
-    long lr, lw, gr, gw;
-    int port, i, rc;
+    int i;
 
-    snprintf(key, sizeof(key), "%s:%lld:%ld:rdv", base, epoch, att);
+    snprintf(v->key, sizeof(v->key), "%s:%lld:%ld:rdv", base, epoch, att);
+    v->argv[0] = "HMGET";
+    v->argv[1] = v->key;
+    v->argv[2] = id;
+    v->argv[3] = "groups";
+    v->argv[4] = "master";
     for (i = 0; i < 5; i++)
-        lens[i] = strlen(argv[i]);
-    if ((rc = rb_conn__call(c, 5, argv, lens, &call, &r, err)) != RB_OK)
-        return rc;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
-        freeReplyObject(r);
-        return rb_error__set(err, RB_EPROTO, "bad rendezvous reply");
-    }
-    if (r->element[0]->type != REDIS_REPLY_NIL)
-        rb_job__str_at(r->element[0], &mine);
-    if (r->element[1]->type != REDIS_REPLY_NIL)
-        rb_job__str_at(r->element[1], &groups);
-    if (r->element[2]->type != REDIS_REPLY_NIL)
-        rb_job__str_at(r->element[2], &master);
+        v->lens[i] = strlen(v->argv[i]);
+    v->read.argc = 5;
+    v->read.argv = v->argv;
+    v->read.lens = v->lens;
+    return &v->read;
+}
+
+/* A field's text, or NULL when absent (nil) or not text. */
+static const char *field(const redisReply *r)
+{
+    const char *s = NULL;
+
+    if (r && r->type != REDIS_REPLY_NIL)
+        rb_job__str_at(r, &s);
+    return s;
+}
+
+int rb_job__rdv_take(rb_job_rdv *v, const redisReply *mine_r,
+                     const redisReply *groups_r, const redisReply *master_r,
+                     long rank, long n)
+{
+    const char *mine = field(mine_r), *groups = field(groups_r),
+               *master = field(master_r);
+    char addr[64];
+    long lr, lw, gr, gw;
+    int port;
+
     one_host(v, rank, n);
     if (mine && groups &&
         sscanf(mine, "%ld %ld %ld", &lr, &lw, &gr) == 3 &&
@@ -160,6 +170,29 @@ int rb_job__rdv_fetch(rb_job_rdv *v, rb_conn *c, const char *base,
         sscanf(v->endpoint, "%63s %d", addr, &port);
     snprintf(v->addr, sizeof(v->addr), "%s", addr);
     v->port = port;
+    v->taken = 1;
+    return RB_OK;
+}
+
+int rb_job__rdv_fetch(rb_job_rdv *v, rb_conn *c, const char *base,
+                      long long epoch, long att, const char *id, long rank,
+                      long n, long long lease_ms, rb_error *err)
+{
+    const rb_cmd *read = rb_job__rdv_read(v, base, epoch, att, id);
+    rb_call call = { .deadline = rb_deadline__within(rb_now_ms(),
+                                                     lease_ms) };
+    redisReply *r = NULL;
+    int rc;
+
+    if ((rc = rb_conn__call(c, read->argc, read->argv, read->lens, &call,
+                            &r, err)) != RB_OK)
+        return rc;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 3) {
+        freeReplyObject(r);
+        return rb_error__set(err, RB_EPROTO, "bad rendezvous reply");
+    }
+    rb_job__rdv_take(v, r->element[0], r->element[1], r->element[2], rank,
+                     n);
     freeReplyObject(r);
     return RB_OK;
 }

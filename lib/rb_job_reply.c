@@ -91,8 +91,8 @@ int rb_job__decode(const redisReply *r, rb_job_reply *out)
     size_t i;
 
     memset(out, 0, sizeof(*out));
-    if (r == NULL || r->type != REDIS_REPLY_ARRAY || r->elements != 8 ||
-        r->element == NULL ||
+    if (r == NULL || r->type != REDIS_REPLY_ARRAY ||
+        (r->elements != 8 && r->elements != 11) || r->element == NULL ||
         rb_job__str_at(r->element[0], &kind) != RB_OK ||
         rb_job__str_at(r->element[6], &out->text) != RB_OK)
         return RB_EPROTO;
@@ -116,6 +116,19 @@ int rb_job__decode(const redisReply *r, rb_job_reply *out)
     out->n = (long)v[4];
     if (out->kind == RB_JOB_STOP && strncmp(out->text, "stopping ", 9) != 0)
         return RB_EPROTO;
+    if (r->elements == 11) {
+        /* A 'go' with the rendezvous values: text or nil each. */
+        if (out->kind != RB_JOB_GO)
+            return RB_EPROTO;
+        for (i = 0; i < 3; i++) {
+            const redisReply *e = r->element[8 + i];
+
+            if (e == NULL || (e->type != REDIS_REPLY_NIL &&
+                              e->type != REDIS_REPLY_STRING))
+                return RB_EPROTO;
+            out->rdv[i] = e;
+        }
+    }
     if (out->kind == RB_JOB_KEEPER &&
         (out->rank < 10 || out->rank > 60 ||
          (strcmp(out->text, "missing") != 0 &&

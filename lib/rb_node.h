@@ -38,13 +38,10 @@ typedef struct rb_node_hello {
                                   kept for rb_node__take_probe */
 } rb_node_hello;
 
-typedef struct rb_cmd {
-    int argc;
-    const char **argv;
-    const size_t *lens;
-} rb_cmd;
+/* rb_cmd (one command of an exchange): rb_internal.h */
 
-#define RB_NODE_CMDS_MAX 4
+#define RB_NODE_CMDS_MAX 6   /* ASKING, the call, ASKING, its read, the
+                                replicated write and WAIT */
 
 /* A node for host:port, or for a unix socket when path is not NULL.
  * @return NULL when out of memory */

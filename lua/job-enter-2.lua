@@ -35,7 +35,11 @@
 --
 -- Returns {kind, epoch, att, rank, count, n, text, next_ms}, kind one of
 --   'wait'  entered; block on the attempt's go list
---   'go'    this entry completed the entering round ('go' pushed)
+--   'go'    this entry completed the entering round ('go' pushed), or
+--           found its own entry of a running attempt (a lost reply); the
+--           reply goes on with this member's rendezvous values, as
+--           lib/rb_job_rdv.c reads them: its field, groups, master (nil
+--           where none was kept)
 --   'busy'  a job of this name runs without this id: block on that
 --           attempt's out list (epoch, att), then enter again
 --   'badn'  the open job has another n, restarts or expected ids (text:
@@ -169,7 +173,7 @@ local function join(epoch, att)
     for _, mid in ipairs(ids) do
       redis.call('HSET', m, 'state:' .. mid, 'running')
     end
-    return job_reply('go', epoch, att, rank, count, n)
+    return job_go_reply(base, epoch, att, id, rank, count, n)
   end
   return job_reply('wait', epoch, att, rank, count, n)
 end
@@ -214,8 +218,8 @@ for _ = 1, 3 do
     if state == 'enter' then redis.call('ZADD', inkey, now + lease, id) end
   elseif held and state == 'run' then
     -- This runner's own entry, whose reply was lost: its place again.
-    return job_reply('go', epoch, att,
-                     tonumber(redis.call('HGET', m, 'rank:' .. id)), n, n)
+    return job_go_reply(base, epoch, att, id,
+                        tonumber(redis.call('HGET', m, 'rank:' .. id)), n, n)
   end
   local broke = job_check_leases(base, epoch, att, now, linger, ttl)
   if not broke then

@@ -24,6 +24,17 @@ local function job_reply(kind, epoch, att, rank, count, n, text, next_ms)
           text or '', next_ms or -1}
 end
 
+-- A 'go' for member id, with what it would read next of the attempt's
+-- rendezvous (lib/rb_job_rdv.c: its field, groups, master), so the entry
+-- that completes the round starts its command without another call.
+local function job_go_reply(base, epoch, att, id, rank, count, n)
+  local r = job_reply('go', epoch, att, rank, count, n)
+  local v = redis.call('HMGET', job_key(base, epoch, att, 'rdv'), id,
+                       'groups', 'master')
+  r[9], r[10], r[11] = v[1], v[2], v[3]
+  return r
+end
+
 local function job_expire(base, epoch, att, secs)
   redis.call('EXPIRE', job_key(base, epoch, att, 'in'), secs)
   redis.call('EXPIRE', job_key(base, epoch, att, 'go'), secs)

@@ -64,6 +64,18 @@ static void test_job_reply_good(void **state)
     assert_int_equal(rb_job__decode(r, &jr), RB_OK);
     assert_int_equal(jr.kind, RB_JOB_QUARANTINE);
     assert_int_equal(jr.next_ms, 4096);
+    assert_null(jr.rdv[0]);
+    freeReplyObject(r);
+    /* job-enter's 'go' goes on with the member's rendezvous values, each
+     * text or nil */
+    r = parse("*11\r\n$2\r\ngo\r\n:17\r\n:0\r\n:3\r\n:4\r\n:4\r\n"
+              "$0\r\n\r\n:-1\r\n$5\r\n1 2 1\r\n$1\r\n2\r\n$-1\r\n");
+    assert_int_equal(rb_job__decode(r, &jr), RB_OK);
+    assert_int_equal(jr.kind, RB_JOB_GO);
+    assert_non_null(jr.rdv[0]);
+    assert_string_equal(jr.rdv[0]->str, "1 2 1");
+    assert_string_equal(jr.rdv[1]->str, "2");
+    assert_int_equal(jr.rdv[2]->type, REDIS_REPLY_NIL);
     freeReplyObject(r);
 }
 
@@ -71,6 +83,15 @@ static void test_job_reply_hostile(void **state)
 {
     static const char *const bad[] = {
         "+OK\r\n", ":1\r\n", "*0\r\n", "$-1\r\n",
+        /* rendezvous values after another kind than 'go' */
+        "*11\r\n$4\r\nwait\r\n:1\r\n:0\r\n:0\r\n:1\r\n:2\r\n$0\r\n\r\n:-1\r\n"
+        "$5\r\n0 1 0\r\n$1\r\n1\r\n$-1\r\n",
+        /* a rendezvous value that is no text */
+        "*11\r\n$2\r\ngo\r\n:1\r\n:0\r\n:0\r\n:2\r\n:2\r\n$0\r\n\r\n:-1\r\n"
+        ":5\r\n$1\r\n1\r\n$-1\r\n",
+        /* 9 elements */
+        "*9\r\n$2\r\ngo\r\n:1\r\n:0\r\n:0\r\n:2\r\n:2\r\n$0\r\n\r\n:-1\r\n"
+        "$5\r\n0 1 0\r\n",
         /* 7 elements */
         "*7\r\n$4\r\nwait\r\n:1\r\n:0\r\n:0\r\n:1\r\n:2\r\n$0\r\n\r\n",
         /* unknown kind */
