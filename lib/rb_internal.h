@@ -150,10 +150,11 @@ typedef struct rb_call {
     rb_reply_err reply_err;  /* out: set by rb_conn__call, the class of
                                 the error reply it ended with (NONE when
                                 it ended otherwise) */
-    /* A read sent in the same write right after the command, to the same
-     * node: Redis runs it once the command is done, a blocking one
-     * included, so what the command waited for is read without another
-     * round trip (a job's rendezvous data once 'go' came). NULL: none. */
+    /* A command sent in the same write right after this one, to the same
+     * node: Redis runs it once this one is done, a blocking one included,
+     * so it costs no round trip of its own (a job's rendezvous values,
+     * read as 'go' comes; a keeper's class marker, loaded after its base
+     * marker). Safe to repeat, as every command sent. NULL: none. */
     const rb_cmd *then;
     redisReply *then_reply;  /* out: its reply when the command was
                                 answered and this is no error reply, else

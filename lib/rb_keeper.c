@@ -19,20 +19,19 @@
 #define KEEPER_CLASS_MIN 10
 #define KEEPER_CLASS_MAX 40   /* 2^40 ms covers the longest lease, 10^12 */
 
-/* One call of the marker of class k (0: the keeper's base marker, there
- * before any class's): EVALSHA to look for it, or EVAL to load it, sent
- * with the keeper as its key so that it reaches the keeper's node.
- * Returns 1 when it ran, 0 when the server does not have it (NOSCRIPT,
- * EVALSHA only), or -rc on an error. */
-static int marker_call(rb_conn *c, const char *keeper, int k, int load,
-                       const rb_call *proto, rb_error *err)
+/* The marker of class k (0: the keeper's base marker, there before any
+ * class's): its script and SHA1. */
+typedef struct marker {
+    char src[2 * RB_KEY_MAX + 96];
+    char sha[41];
+    size_t len;
+} marker;
+
+static int marker_make(marker *m, const char *keeper, int k, rb_error *err)
 {
-    char src[2 * RB_KEY_MAX + 96], hex[2 * RB_KEY_MAX + 1], sha[41];
-    const char *argv[4];
-    size_t lens[4], i, klen = strlen(keeper);
-    rb_call call = *proto;
-    redisReply *r = NULL;
-    int n, rc;
+    char hex[2 * RB_KEY_MAX + 1];
+    size_t i, klen = strlen(keeper);
+    int n;
 
     /* The key goes in as hex: a prefix may hold any byte a Lua string
      * literal would take for code. */
@@ -42,28 +41,95 @@ static int marker_call(rb_conn *c, const char *keeper, int k, int load,
         snprintf(hex + 2 * i, 3, "%02x", (unsigned char)keeper[i]);
     hex[2 * klen] = '\0';
     if (k == 0)
-        n = snprintf(src, sizeof(src), "return 'rbarrier keeper marker: "
-                     "%s'", hex);
+        n = snprintf(m->src, sizeof(m->src), "return 'rbarrier keeper "
+                     "marker: %s'", hex);
     else
-        n = snprintf(src, sizeof(src), "return 'rbarrier keeper marker: "
-                     "%s, leases up to 2^%d ms'", hex, k);
-    if (n < 0 || (size_t)n >= sizeof(src))
+        n = snprintf(m->src, sizeof(m->src), "return 'rbarrier keeper "
+                     "marker: %s, leases up to 2^%d ms'", hex, k);
+    if (n < 0 || (size_t)n >= sizeof(m->src))
         return rb_error__set(err, RB_EINVAL, "keeper key too long");
-    rb_sha1_hex(src, (size_t)n, sha);
+    m->len = (size_t)n;
+    rb_sha1_hex(m->src, m->len, m->sha);
+    return RB_OK;
+}
+
+/* The words of one call of marker m: EVALSHA to look for it, or EVAL to
+ * load it, sent with the keeper as its key so that it reaches the
+ * keeper's node. */
+static void marker_words(const marker *m, const char *keeper, int load,
+                         const char *argv[4], size_t lens[4])
+{
     argv[0] = load ? "EVAL" : "EVALSHA";
-    argv[1] = load ? src : sha;
+    argv[1] = load ? m->src : m->sha;
     argv[2] = "1";
     argv[3] = keeper;
     lens[0] = strlen(argv[0]);
-    lens[1] = strlen(argv[1]);
+    lens[1] = load ? m->len : 40;
     lens[2] = 1;
     lens[3] = strlen(keeper);
+}
+
+/* One call of the marker of class k. Returns 1 when it ran, 0 when the
+ * server does not have it (NOSCRIPT, EVALSHA only), or -rc on an error. */
+static int marker_call(rb_conn *c, const char *keeper, int k, int load,
+                       const rb_call *proto, rb_error *err)
+{
+    const char *argv[4];
+    size_t lens[4];
+    rb_call call = *proto;
+    redisReply *r = NULL;
+    marker m;
+    int rc;
+
+    if ((rc = marker_make(&m, keeper, k, err)) != RB_OK)
+        return rc;
+    marker_words(&m, keeper, load, argv, lens);
+    call.then = NULL;
     rc = rb_conn__call(c, 4, argv, lens, &call, &r, err);
     if (r)
         freeReplyObject(r);
     if (rc == RB_EREDIS && call.reply_err == RB_REPLY_NOSCRIPT && !load)
         return 0;
     return rc == RB_OK ? 1 : rc;   /* the rb codes are negative */
+}
+
+/* Load the base marker and the marker of class k, in that order, in one
+ * write: Redis runs them in order, and the class is recorded only once
+ * both answered (the next script call), so a class marker that loaded
+ * without its base marker records nothing. */
+static int markers_load(rb_conn *c, const char *keeper, int k,
+                        const rb_call *proto, rb_error *err)
+{
+    const char *argv[4], *then_argv[4];
+    size_t lens[4], then_lens[4];
+    rb_call call = *proto;
+    rb_cmd then;
+    redisReply *r = NULL;
+    marker base, klass;
+    int rc;
+
+    if ((rc = marker_make(&base, keeper, 0, err)) != RB_OK ||
+        (rc = marker_make(&klass, keeper, k, err)) != RB_OK)
+        return rc;
+    marker_words(&base, keeper, 1, argv, lens);
+    marker_words(&klass, keeper, 1, then_argv, then_lens);
+    then.argc = 4;
+    then.argv = then_argv;
+    then.lens = then_lens;
+    call.then = &then;
+    rc = rb_conn__call(c, 4, argv, lens, &call, &r, err);
+    if (r)
+        freeReplyObject(r);
+    if (rc != RB_OK)
+        return rc;
+    if (call.then_reply) {
+        freeReplyObject(call.then_reply);
+        return RB_OK;
+    }
+    /* The class marker's load failed where the base marker's did not:
+     * once more on its own, which says why. */
+    rc = marker_call(c, keeper, k, 1, proto, err);
+    return rc == 1 ? RB_OK : rc;
 }
 
 int rb_keeper__init(rb_keeper *k, const char *prefix, const char *base,
@@ -114,8 +180,7 @@ int rb_keeper__answer(rb_keeper *k, rb_conn *c, int klass, int missing,
      * first, with the base marker (a cache emptied since, SCRIPT FLUSH,
      * gets it back). "-2": no look was made; the script asks for one if
      * the hash is gone by the time this comes back. */
-    if ((rc = marker_call(c, k->key, 0, 1, proto, err)) < 0 ||
-        (rc = marker_call(c, k->key, klass, 1, proto, err)) < 0)
+    if ((rc = markers_load(c, k->key, klass, proto, err)) != RB_OK)
         return rc;
     snprintf(k->marked, sizeof(k->marked), "%d -2", klass);
     return RB_OK;
