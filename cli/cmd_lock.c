@@ -529,6 +529,11 @@ int cmd_lock(int argc, char **argv)
         cli_message("lock %s: getting it took %.3fs (%s, token %lld)",
                     o.name, (double)(cli_now_ms() - started) / 1000.0,
                     o.shared ? "shared" : "exclusive", rb_lock_token(l));
+    /* Only an early grant is due for renewal the moment it is had. */
+    if (a.verbose && rb_lock_renew_in_ms(l) == 0)
+        cli_message("lock %s: granted while waiting; the command starts on "
+                    "the grant's %.1fs and the next renewal confirms it",
+                    o.name, (double)rb_lock_lease_left_ms(l) / 1000.0);
     if ((j = cli_out_json()) != NULL)
         cli_json_kint(j, "token", rb_lock_token(l));
 

@@ -61,17 +61,19 @@ static void order(cli_sup *s, char op, long long a, long long b)
 
 /* Kill point and SIGTERM point for a right that holds until until_ms.
  * A right shorter than the lease (a lock's grant not yet confirmed, held
- * 2 s) would put SIGTERM in the past, before the renewal that extends
- * it could come back: SIGTERM waits at least half the time to the kill
- * point, which does not move. */
+ * 2 s) gets the margin of its own length, not the lease's (a tenth of
+ * 2 s, not up to a second), and SIGTERM no sooner than halfway to the
+ * kill point: the renewal that extends it has that long to come back. */
 static void deadline_points(const cli_sup *s, long long until_ms,
                             long long *kill_at, long long *term_at)
 {
     long long grace = s->kill_after_ms < s->lease_ms / 4 ? s->kill_after_ms
                                                          : s->lease_ms / 4;
-    long long now = cli_now_ms();
+    long long now = cli_now_ms(),
+              span = until_ms - now < s->lease_ms ? until_ms - now
+                                                  : s->lease_ms;
 
-    *kill_at = until_ms - margin_ms(s->lease_ms);
+    *kill_at = until_ms - margin_ms(span);
     *term_at = *kill_at - grace;
     if (*kill_at > now && *term_at < now + (*kill_at - now) / 2)
         *term_at = now + (*kill_at - now) / 2;

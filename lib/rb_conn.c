@@ -306,7 +306,7 @@ typedef enum answer {
     A_ACKS                /* too few replicas: err says so */
 } answer;
 
-/* One exchange for the call on node idx: [ASKING] call [[ASKING] then]
+/* One exchange for the call on node idx: [ASKING] call [then]
  * [ack-write WAIT K]. On RB_NODE_OK sets *a (and *kind for an error
  * reply). */
 static rb_node_io exchange(rb_conn *c, int idx, int asking, int argc,
@@ -337,13 +337,11 @@ static rb_node_io exchange(rb_conn *c, int idx, int asking, int argc,
     cmds[n].argc = argc;
     cmds[n].argv = argv;
     cmds[n++].lens = lens;
-    if (call->then) {
-        /* ASKING admits one command: the read needs its own. */
-        if (asking) {
-            cmds[n].argc = 1;
-            cmds[n].argv = asking_argv;
-            cmds[n++].lens = asking_len;
-        }
+    /* Not after an ASK: the slot is moving key by key, and ASKING would
+     * let the second command run where its key may not be yet (an HMGET
+     * answering nils for values that are still on the other node). The
+     * caller then sends it on its own. */
+    if (call->then && !asking) {
         then_at = n;
         cmds[n++] = *call->then;
     }

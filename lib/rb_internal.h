@@ -154,7 +154,9 @@ typedef struct rb_call {
      * node: Redis runs it once this one is done, a blocking one included,
      * so it costs no round trip of its own (a job's rendezvous values,
      * read as 'go' comes; a keeper's class marker, loaded after its base
-     * marker). Safe to repeat, as every command sent. NULL: none. */
+     * marker). Safe to repeat, as every command sent. Not sent after an
+     * ASK redirect: then_reply stays NULL, and the caller sends it on its
+     * own. NULL: none. */
     const rb_cmd *then;
     redisReply *then_reply;  /* out: its reply when the command was
                                 answered and this is no error reply, else

@@ -184,8 +184,8 @@ static int block(rb_job *j, long long ms, char *text, size_t len,
                                      j->id);
     rc = rb_conn__block_rotate(j->c, j->list_key, &call, &r, &cmd, err);
     if ((v = call.then_reply) != NULL) {
-        if (rc == RB_OK && r->type != REDIS_REPLY_NIL &&
-            r->type == REDIS_REPLY_STRING && strcmp(r->str, "go") == 0 &&
+        if (rc == RB_OK && r->type == REDIS_REPLY_STRING &&
+            strcmp(r->str, "go") == 0 &&
             v->type == REDIS_REPLY_ARRAY && v->elements == 3)
             rb_job__rdv_take(&j->rdv, v->element[0], v->element[1],
                              v->element[2], j->rank, j->n);

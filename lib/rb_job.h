@@ -146,10 +146,10 @@ int rb_job__rdv_offer(rb_job_rdv *v, rb_conn *c, rb_error *err);
 const rb_cmd *rb_job__rdv_read(rb_job_rdv *v, const char *base,
                                long long epoch, long att, const char *id);
 /* Take the values from that read's three answers, as that read's reply
- * or job-enter's 'go' hands them (NULL: none). A job whose completing
- * entry kept no data (a member of an older build) reads as one host.
- * @return RB_OK, RB_EPROTO (reply not of that read) */
-int rb_job__rdv_take(rb_job_rdv *v, const redisReply *mine,
+ * or job-enter's 'go' hands them (NULL or nil: none). A job whose
+ * completing entry kept no data (a member of an older build) reads as one
+ * host; values that do not parse, likewise. */
+void rb_job__rdv_take(rb_job_rdv *v, const redisReply *mine,
                      const redisReply *groups, const redisReply *master,
                      long rank, long n);
 /* Once the attempt's entering round is complete and the values did not

@@ -144,7 +144,7 @@ static const char *field(const redisReply *r)
     return s;
 }
 
-int rb_job__rdv_take(rb_job_rdv *v, const redisReply *mine_r,
+void rb_job__rdv_take(rb_job_rdv *v, const redisReply *mine_r,
                      const redisReply *groups_r, const redisReply *master_r,
                      long rank, long n)
 {
@@ -171,7 +171,6 @@ int rb_job__rdv_take(rb_job_rdv *v, const redisReply *mine_r,
     snprintf(v->addr, sizeof(v->addr), "%s", addr);
     v->port = port;
     v->taken = 1;
-    return RB_OK;
 }
 
 int rb_job__rdv_fetch(rb_job_rdv *v, rb_conn *c, const char *base,

@@ -302,8 +302,8 @@ static int block_slice(rb_lock *l, long long slice_ms, const rb_deadline *own,
      * it would be stopped by its first renewal. Either way the server's
      * answer decides. An early_grant caller takes a longer lease's short
      * hold as it stands, counted the same way, and confirms it with its
-     * first renewal, its work already started: only while most of the
-     * hold is left, so that its work has time to start and the
+     * first renewal, its work already started: only while at least half
+     * of the hold is left, so that its work has time to start and the
      * confirmation time to come back. */
     if (l->lease_ms <= RB_LOCK_CONFIRM_MS) {
         if (rb_now_ms() >= acquired_at + l->lease_ms - l->lease_ms / 3)
@@ -311,7 +311,7 @@ static int block_slice(rb_lock *l, long long slice_ms, const rb_deadline *own,
         else
             *rc = RB_OK;
     } else if (l->early_grant &&
-               rb_now_ms() < acquired_at + RB_LOCK_CONFIRM_MS / 4) {
+               rb_now_ms() < acquired_at + RB_LOCK_CONFIRM_MS / 2) {
         l->right_ms = RB_LOCK_CONFIRM_MS;
         *rc = RB_OK;
     } else {

@@ -40,7 +40,7 @@ typedef struct rb_node_hello {
 
 /* rb_cmd (one command of an exchange): rb_internal.h */
 
-#define RB_NODE_CMDS_MAX 6   /* ASKING, the call, ASKING, its read, the
+#define RB_NODE_CMDS_MAX 5   /* ASKING, the call, its `then`, the
                                 replicated write and WAIT */
 
 /* A node for host:port, or for a unix socket when path is not NULL.

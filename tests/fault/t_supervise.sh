@@ -158,7 +158,7 @@ for mode in $modes; do
     spawn "$name.h" $RBARRIER lock --name "$name" --id h --lease 30 -- sh -c "read x < '$T/$name.go'"
     wait_until 20 _holding_is "$name" 1 || not_ok "$mode early: h holds"
     spawn "$name.w" env RBARRIER_URL="redis://127.0.0.1:$(cat "$T/proxy.port")" \
-        $RBARRIER lock --name "$name" --id w --lease 30 --timeout 60 -- sh "$TICKER" w "$f" 0 1500
+        $RBARRIER lock --name "$name" --id w --lease 30 --timeout 60 --verbose -- sh "$TICKER" w "$f" 0 1500
     wait_until 20 _queued_is "$name" 1 || not_ok "$mode early: w waits"
     wait_until 20 _blocked_is 1 || not_ok "$mode early: w blocks on its wake list"
     kill -USR1 "$PROXY"
@@ -174,6 +174,8 @@ for mode in $modes; do
     check "$mode: ... the unconfirmed holder exits 3 or 4, not 0 ($(code_of "$name.w"))" \
         test "$(code_of "$name.w")" = 3 -o "$(code_of "$name.w")" = 4
     check "$mode: ... and its work is gone" gone "$(pid_in "$f.w.pid")"
+    expect_match "$mode: ... --verbose said it started on the grant's 2 s" \
+        "next renewal confirms" "$(err_of "$name.w")"
     kill -9 "$PROXY" 2>/dev/null; wait "$PROXY" 2>/dev/null; PROXY=
 
     # ---- run: a member's runner stopped, a new runner for it, --restarts ----

@@ -53,9 +53,9 @@ typedef struct rb_lock_opts {
     /* version 3: */
     /* 1: a grant pushed to this waiter (a release or an expiry let it in
      * while it waited) is returned without a call to confirm it, if read
-     * within the first quarter of the short hold the server gives it
-     * until confirmed (2 s; a lease that short or shorter is not
-     * affected). rb_lock_lease_left_ms is then what is left of that hold
+     * within the first half of the short hold the server gives it until
+     * confirmed (2 s, counted from the waiter's last call before it; a
+     * lease that short or shorter is not affected). rb_lock_lease_left_ms is then what is left of that hold
      * and rb_lock_renew_in_ms 0: the first rb_lock_renew confirms it and
      * the full lease counts from its sending. For a caller that starts
      * its work at once and stops it by the deadline it is given, as
