@@ -19,6 +19,27 @@ use_own_redis supervise
 lkey() { echo "rb:l:{$1}${2:+:$2}"; }
 _queued_is() { [ "$(rcli ZCARD "$(lkey "$1" queue)")" = "$2" ]; }
 _holding_is() { [ "$(rcli ZCARD "$(lkey "$1" holders)")" = "$2" ]; }
+# start_proxy WHAT: a tests/fault/proxy.py to this test's Redis: its pid
+# in PROXY, its port in PROXY_PORT.
+start_proxy() {
+    rm -f "$T/proxy.port"
+    python3 "$RB_TESTS_DIR/fault/proxy.py" "$T/proxy.port" "$REDIS_PORT" &
+    PROXY=$!
+    wait_until 10 test -s "$T/proxy.port" || not_ok "$1: the proxy listens"
+    PROXY_PORT=$(cat "$T/proxy.port" 2>/dev/null)
+}
+stop_proxy() { kill -9 "$PROXY" 2>/dev/null; wait "$PROXY" 2>/dev/null; PROXY=; }
+# handed_on WHAT NAME FILE CUT NEXT SIG: NAME.NEXT, which waited behind
+# NAME.CUT (cut off by the proxy), got the lock and exited 0, its work in
+# FILE never beside CUT's; the proxy let go with SIG, CUT did not exit 0.
+handed_on() {
+    expect_eq "$1: the next waiter gets the lock" 0 "$(code_of "$2.$5")"
+    no_overlap "$1: ... never two holders at once" "$3" "$4" "$5"
+    kill -"$6" "$PROXY"
+    await "$2.$4" 30
+    check "$1: ... the cut-off holder exits 3 or 4, not 0 ($(code_of "$2.$4"))" \
+        test "$(code_of "$2.$4")" = 3 -o "$(code_of "$2.$4")" = 4
+}
 _blocked_is() { [ "$(rcli INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p')" = "$1" ]; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
 stopped() { [ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = T ]; }
@@ -122,24 +143,16 @@ for mode in $modes; do
     # SIGTERM. The waiter, connected directly, is granted the moment the
     # holder's lease passes: the work must be over by then.
     name=$(fresh cut$mode); f=$T/$name.ticks
-    rm -f "$T/proxy.port"
-    python3 "$RB_TESTS_DIR/fault/proxy.py" "$T/proxy.port" "$REDIS_PORT" &
-    PROXY=$!
-    wait_until 10 test -s "$T/proxy.port" || not_ok "$mode cut: the proxy listens"
-    spawn "$name.a" env RBARRIER_URL="redis://127.0.0.1:$(cat "$T/proxy.port")" \
+    start_proxy "$mode cut"
+    spawn "$name.a" env RBARRIER_URL="redis://127.0.0.1:$PROXY_PORT" \
         $RBARRIER lock --name "$name" --id a --lease 3 -- sh "$TICKER" a "$f" 0 1500
     wait_until 20 started "$f" a || not_ok "$mode cut: the holder's work runs"
     spawn "$name.b" $RBARRIER lock --name "$name" --id b --lease 3 --timeout 60 -- sh "$TICKER" b "$f" 10
     wait_until 20 _queued_is "$name" 1 || not_ok "$mode cut: the waiter waits"
     kill -STOP "$PROXY"
     await "$name.b" 30
-    expect_eq "$mode: holder cut off, its work slow to stop: the waiter gets the lock" 0 "$(code_of "$name.b")"
-    no_overlap "$mode: ... never two holders at once" "$f" a b
-    kill -CONT "$PROXY"
-    await "$name.a" 30
-    check "$mode: ... the cut-off holder exits 3 or 4, not 0 ($(code_of "$name.a"))" \
-        test "$(code_of "$name.a")" = 3 -o "$(code_of "$name.a")" = 4
-    kill -9 "$PROXY" 2>/dev/null; wait "$PROXY" 2>/dev/null; PROXY=
+    handed_on "$mode: holder cut off, its work slow to stop" "$name" "$f" a b CONT
+    stop_proxy
 
     # ---- lock: a grant used before its confirmation, which never comes -----
     # A waiter woken by its grant starts its command at once, on the 2 s
@@ -150,14 +163,11 @@ for mode in $modes; do
     # over by then. That it runs at all shows the grant was used before
     # its confirmation (which would never have come back).
     name=$(fresh early$mode); f=$T/$name.ticks
-    rm -f "$T/proxy.port"
     mkfifo "$T/$name.go"
-    python3 "$RB_TESTS_DIR/fault/proxy.py" "$T/proxy.port" "$REDIS_PORT" &
-    PROXY=$!
-    wait_until 10 test -s "$T/proxy.port" || not_ok "$mode early: the proxy listens"
+    start_proxy "$mode early"
     spawn "$name.h" $RBARRIER lock --name "$name" --id h --lease 30 -- sh -c "read x < '$T/$name.go'"
     wait_until 20 _holding_is "$name" 1 || not_ok "$mode early: h holds"
-    spawn "$name.w" env RBARRIER_URL="redis://127.0.0.1:$(cat "$T/proxy.port")" \
+    spawn "$name.w" env RBARRIER_URL="redis://127.0.0.1:$PROXY_PORT" \
         $RBARRIER lock --name "$name" --id w --lease 30 --timeout 60 --verbose -- sh "$TICKER" w "$f" 0 1500
     wait_until 20 _queued_is "$name" 1 || not_ok "$mode early: w waits"
     wait_until 20 _blocked_is 1 || not_ok "$mode early: w blocks on its wake list"
@@ -167,16 +177,11 @@ for mode in $modes; do
     wait_until 20 started "$f" w || not_ok "$mode early: w's work starts on the grant"
     spawn "$name.z" $RBARRIER lock --name "$name" --id z --lease 3 --timeout 60 -- sh "$TICKER" z "$f" 10
     await "$name.z" 30
-    expect_eq "$mode: a grant used before its confirmation, which is held back: the next waiter gets the lock" 0 "$(code_of "$name.z")"
-    no_overlap "$mode: ... never two holders at once" "$f" w z
-    kill -USR2 "$PROXY"
-    await "$name.w" 30
-    check "$mode: ... the unconfirmed holder exits 3 or 4, not 0 ($(code_of "$name.w"))" \
-        test "$(code_of "$name.w")" = 3 -o "$(code_of "$name.w")" = 4
+    handed_on "$mode: a grant used before its confirmation, which is held back" "$name" "$f" w z USR2
     check "$mode: ... and its work is gone" gone "$(pid_in "$f.w.pid")"
     expect_match "$mode: ... --verbose said it started on the grant's 2 s" \
         "next renewal confirms" "$(err_of "$name.w")"
-    kill -9 "$PROXY" 2>/dev/null; wait "$PROXY" 2>/dev/null; PROXY=
+    stop_proxy
 
     # ---- run: a member's runner stopped, a new runner for it, --restarts ----
     name=$(fresh rs$mode); f=$T/$name.ticks
