@@ -7,7 +7,9 @@ cuts one client off from Redis, with its connection open and silent, by
 sending the proxy SIGSTOP (and lets it through again with SIGCONT); other
 clients reach Redis directly. SIGUSR1 holds back what clients send
 (what Redis sends still flows: a push is read, the answer to it is not
-sent) until SIGUSR2. It stops by itself after an hour.
+sent) until SIGUSR2; each writes the state it set, "held" or "open", to
+LISTEN_PORT_FILE.state, for the test to wait for. It stops by itself
+after an hour.
 """
 import os
 import signal
@@ -18,6 +20,19 @@ import threading
 # Set while clients' bytes may go up to Redis (SIGUSR1 clears it).
 upstream_open = threading.Event()
 upstream_open.set()
+ORDERS = {signal.SIGUSR1, signal.SIGUSR2}
+
+
+def order(port_file, held):
+    """The handler of SIGUSR1 (held) and SIGUSR2: set, then say so."""
+    if held:
+        upstream_open.clear()
+    else:
+        upstream_open.set()
+    tmp = port_file + ".state.tmp"
+    with open(tmp, "w") as f:
+        f.write("held\n" if held else "open\n")
+    os.rename(tmp, port_file + ".state")
 
 
 def pump(src, dst, held=None):
@@ -40,8 +55,8 @@ def pump(src, dst, held=None):
 
 def main():
     port_file, target = sys.argv[1], int(sys.argv[2])
-    signal.signal(signal.SIGUSR1, lambda *_: upstream_open.clear())
-    signal.signal(signal.SIGUSR2, lambda *_: upstream_open.set())
+    signal.signal(signal.SIGUSR1, lambda *_: order(port_file, True))
+    signal.signal(signal.SIGUSR2, lambda *_: order(port_file, False))
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
@@ -57,10 +72,15 @@ def main():
         except OSError:
             return
         upstream = socket.create_connection(("127.0.0.1", target))
+        # The pumps are born with the orders blocked, so the kernel hands
+        # them to this thread, which runs the handler at once: taken by a
+        # pump, they would wait for this thread's next accept.
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, ORDERS)
         for a, b, held in ((client, upstream, upstream_open),
                            (upstream, client, None)):
             threading.Thread(target=pump, args=(a, b, held),
                              daemon=True).start()
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ _holding_is() { [ "$(rcli ZCARD "$(lkey "$1" holders)")" = "$2" ]; }
 # start_proxy WHAT: a tests/fault/proxy.py to this test's Redis: its pid
 # in PROXY, its port in PROXY_PORT.
 start_proxy() {
-    rm -f "$T/proxy.port"
+    rm -f "$T/proxy.port" "$T/proxy.port.state"
     python3 "$RB_TESTS_DIR/fault/proxy.py" "$T/proxy.port" "$REDIS_PORT" &
     PROXY=$!
     wait_until 10 test -s "$T/proxy.port" || not_ok "$1: the proxy listens"
@@ -172,6 +172,7 @@ for mode in $modes; do
     wait_until 20 _queued_is "$name" 1 || not_ok "$mode early: w waits"
     wait_until 20 _blocked_is 1 || not_ok "$mode early: w blocks on its wake list"
     kill -USR1 "$PROXY"
+    wait_until 10 grep -qx held "$T/proxy.port.state" || not_ok "$mode early: the proxy holds w's words"
     echo go > "$T/$name.go"
     await "$name.h" 20
     wait_until 20 started "$f" w || not_ok "$mode early: w's work starts on the grant"
