@@ -81,6 +81,13 @@ struct rb_lock {
     int released;
 };
 
+/* Held from a call sent at `sent`, for the full lease. */
+static void hold_from(rb_lock *l, long long sent)
+{
+    l->renewed_at = sent;
+    l->right_ms = l->lease_ms;
+}
+
 /* A WRONGTYPE error names the lock and what repairs it. */
 static int script_failed(const rb_lock *l, int rc, const rb_call *call,
                          rb_error *err)
@@ -207,8 +214,7 @@ static int confirm_grant(rb_lock *l, rb_error *err)
 
     rc = run_renew(l, &call, &lr, err);
     if (rc == RB_OK && lr.kind == RB_LOCK_HELD) {
-        l->renewed_at = sent;
-        l->right_ms = l->lease_ms;
+        hold_from(l, sent);
         return RB_OK;
     }
     l->held = 0;
@@ -289,8 +295,7 @@ static int block_slice(rb_lock *l, long long slice_ms, const rb_deadline *own,
      * call that queued or renewed this waiter, so counting from that
      * sending is never later than the server. */
     l->token = token;
-    l->renewed_at = acquired_at;
-    l->right_ms = l->lease_ms;
+    hold_from(l, acquired_at);
     l->held = 1;
     /* A grant pushed to a waiter holds only RB_LOCK_CONFIRM_MS until the
      * grantee confirms it (so a waiter killed in line does not hold the
@@ -390,8 +395,7 @@ static int wait_for_grant(rb_lock *l, const rb_lock_opts *o,
         switch (lr.kind) {
         case RB_LOCK_HELD:
             l->token = lr.token;
-            l->renewed_at = sent;
-            l->right_ms = l->lease_ms;
+            hold_from(l, sent);
             l->held = 1;
             return RB_OK;
         case RB_LOCK_BADMAX:
@@ -579,8 +583,7 @@ int rb_lock_renew(rb_lock *l, rb_error *err)
         return rb_error__set(err, RB_EBROKEN, "lock %s lost: revoked by a "
                              "reset, or its lease ran out", l->name);
     }
-    l->renewed_at = sent;
-    l->right_ms = l->lease_ms;
+    hold_from(l, sent);
     return RB_OK;
 }
 
