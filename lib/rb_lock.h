@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "rb_internal.h"
+#include "rb_keeper.h"
 
 typedef enum rb_lock_kind {
     RB_LOCK_HELD = 0,     /* token */
@@ -52,5 +53,57 @@ int rb_lock__decode_status(const redisReply *r, rb_lock_state *out);
 
 /* A lock request's options (rb_lock_opts.c): RB_OK or RB_EINVAL. */
 int rb_lock__check_opts(const rb_lock_opts *o, rb_error *err);
+
+/* ---- the lock object: rb_lock.c makes the calls, rb_lock_wait.c waits
+ * for the grant ---- */
+
+/* Leaving the queue after a timeout or a signal gets this long: the slot
+ * granted meanwhile must be passed on, not held until its lease ends. */
+#define RB_LOCK_LEAVE_MS 2000
+struct rb_lock {
+    rb_conn *c;
+    char name[RB_NAME_MAX + 1];
+    char id[RB_NAME_MAX + 1];
+    char nonce[33];
+    char base[RB_KEY_MAX];
+    rb_keeper keeper;         /* of base's slot; lock-acquire's KEYS[2]
+                                 and ARGV[8] */
+    char wake[RB_KEY_MAX];
+    char lease_text[24];
+    char ttl_text[24];
+    long long lease_ms;
+    long long token;
+    long long renewed_at;     /* rb_now_ms when the last good renewal (or
+                                 the call that was granted) was sent */
+    long long right_ms;       /* the hold runs this long from renewed_at:
+                                 the lease, or a pushed grant's short hold
+                                 until its confirmation (early_grant) */
+    int shared;               /* a shared (read) request */
+    int nonblock;             /* one attempt */
+    int early_grant;          /* a pushed grant is used before it is
+                                 confirmed (rb_lock_opts) */
+    int held;
+    int released;
+};
+
+/* Held from a call sent at `sent`, for the full lease. */
+void rb_lock__hold_from(rb_lock *l, long long sent);
+
+/* The scripts' calls, their replies decoded and checked against what
+ * each may answer (a WRONGTYPE error names the lock). */
+int rb_lock__run_acquire(rb_lock *l, const char *max, int first,
+                         rb_call *call, rb_lock_reply *out, rb_error *err);
+int rb_lock__run_renew(rb_lock *l, rb_call *call, rb_lock_reply *out,
+                       rb_error *err);
+
+/* RB_EPROTO: "lock NAME: bad WHAT reply". */
+int rb_lock__bad_reply(const rb_lock *l, const char *what, rb_error *err);
+
+/* Leave the queue on the way out; returns code (see rb_lock.c). */
+int rb_lock__leave(rb_lock *l, int code);
+
+/* Queue, and wait until granted, refused or out of time (own). */
+int rb_lock__wait_for_grant(rb_lock *l, const rb_lock_opts *o,
+                            const rb_deadline *own, rb_error *err);
 
 #endif
