@@ -119,6 +119,30 @@ typedef struct rb_decision {
 
 rb_decision rb_router__decide(const rb_attempt *a);
 
+/* ---- rb_conn_exchange.c: one attempt --------------------------------- */
+
+/* The key a command names, for routing: the first key of EVAL/EVALSHA,
+ * else the first argument (NULL: none). */
+const char *rb_conn__call_key(int argc, const char **argv,
+                              const size_t *lens, size_t *len);
+
+/* What one exchange came to when the node answered. */
+typedef enum rb_answer {
+    RB_ANSWER_DONE,       /* *out is the reply */
+    RB_ANSWER_ERROR,      /* an error reply: err holds its text */
+    RB_ANSWER_ACKS        /* too few replicas: err says so */
+} rb_answer;
+
+/* One exchange for the call on node idx: [ASKING] call [then]
+ * [ack-write WAIT K], with the call's key (for the ack-write's slot). On
+ * RB_NODE_OK sets *a (and *kind for an error reply); the call's then
+ * reply, when sent and not an error, goes to call->then_reply. */
+rb_node_io rb_conn__exchange(rb_conn *c, int idx, int asking, int argc,
+                             const char **argv, const size_t *lens,
+                             const char *key, size_t keylen, rb_call *call,
+                             rb_answer *a, rb_reply_err *kind,
+                             redisReply **out, rb_error *err);
+
 /* ---- rb_cluster.c --------------------------------------------------- */
 
 /* Fill the slot map from a CLUSTER SLOTS reply (masters only: rbarrier
