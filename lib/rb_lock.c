@@ -27,8 +27,8 @@
  * starts after that sending in every case, so a holder that cannot renew
  * knows it has lost the slot before any waiter can be granted it.
  *
- * This file holds the calls (acquire, renew, release); the waiting for a
- * grant is rb_lock_wait.c's.
+ * This file holds the scripts' calls and what a holder does (renew,
+ * release); rb_lock_acquire.c makes a request and waits for its grant.
  */
 #include "fmacros.h"
 
@@ -40,9 +40,6 @@
 #include "rb_reply.h"
 #include "rb_keeper.h"
 #include "rb_script.h"
-
-#define RB_LOCK_DEFAULT_LEASE_MS 10000
-#define RB_LOCK_DEFAULT_TTL_S 86400
 
 /* Held from a call sent at `sent`, for the full lease. */
 void rb_lock__hold_from(rb_lock *l, long long sent)
@@ -155,63 +152,6 @@ int rb_lock__leave(rb_lock *l, int code)
 
     run_release(l, &call, &lr, &lerr);
     return code;
-}
-
-int rb_lock_acquire(rb_lock **out, rb_conn *c, const rb_lock_opts *o,
-                    rb_error *err)
-{
-    rb_error local;
-    rb_lock *l;
-    rb_deadline own, reach;
-    char part[RB_NAME_MAX + 8];
-    long long started = rb_now_ms();
-    int rc;
-
-    if (err == NULL)
-        err = &local;
-    *out = NULL;
-    if ((rc = rb_lock__check_opts(o, err)) != RB_OK)
-        return rc;
-    if ((l = calloc(1, sizeof(*l))) == NULL)
-        return rb_error__set(err, RB_ENOMEM, "out of memory");
-    l->c = c;
-    snprintf(l->name, sizeof(l->name), "%s", o->name);
-    snprintf(l->id, sizeof(l->id), "%s", o->id);
-    if (o->version >= 2) {
-        l->shared = o->shared != 0;
-        l->nonblock = o->nonblock != 0;
-    }
-    if (o->version >= 3)
-        l->early_grant = o->early_grant != 0;
-    rb_random_hex(l->nonce, 16);
-    l->lease_ms = o->lease_ms > 0 ? o->lease_ms : RB_LOCK_DEFAULT_LEASE_MS;
-    snprintf(l->lease_text, sizeof(l->lease_text), "%lld", l->lease_ms);
-    snprintf(l->ttl_text, sizeof(l->ttl_text), "%lld",
-             o->ttl_ms > 0 ? (o->ttl_ms + 999) / 1000
-                           : (long long)RB_LOCK_DEFAULT_TTL_S);
-    snprintf(part, sizeof(part), "wake:%s", o->id);
-    if ((rc = rb_key__lock(l->base, sizeof(l->base), o->prefix, o->name,
-                           err)) != RB_OK ||
-        (rc = rb_keeper__init(&l->keeper, o->prefix, l->base, err)) !=
-            RB_OK ||
-        (rc = rb_key__lock_part(l->wake, sizeof(l->wake), l->base, part,
-                                err)) != RB_OK) {
-        free(l);
-        return rc;
-    }
-    own = rb_deadline__until(o->timeout_ms > 0 ? started + o->timeout_ms : 0);
-
-    /* Connecting may be cut by a signal: nothing is queued yet. */
-    reach = rb_conn__reach(c, own.until_ms);
-    rc = rb_conn__connect(c, &reach, err);
-    if (rc == RB_OK)
-        rc = rb_lock__wait_for_grant(l, o, &own, err);
-    if (rc != RB_OK) {
-        free(l);
-        return rc;
-    }
-    *out = l;
-    return RB_OK;
 }
 
 long long rb_lock_token(const rb_lock *l)

@@ -54,8 +54,8 @@ int rb_lock__decode_status(const redisReply *r, rb_lock_state *out);
 /* A lock request's options (rb_lock_opts.c): RB_OK or RB_EINVAL. */
 int rb_lock__check_opts(const rb_lock_opts *o, rb_error *err);
 
-/* ---- the lock object: rb_lock.c makes the calls, rb_lock_wait.c waits
- * for the grant ---- */
+/* ---- the lock object: rb_lock.c makes the calls and holds,
+ * rb_lock_acquire.c makes a request and waits for its grant ---- */
 
 /* Leaving the queue after a timeout or a signal gets this long: the slot
  * granted meanwhile must be passed on, not held until its lease ends. */
@@ -101,9 +101,5 @@ int rb_lock__bad_reply(const rb_lock *l, const char *what, rb_error *err);
 
 /* Leave the queue on the way out; returns code (see rb_lock.c). */
 int rb_lock__leave(rb_lock *l, int code);
-
-/* Queue, and wait until granted, refused or out of time (own). */
-int rb_lock__wait_for_grant(rb_lock *l, const rb_lock_opts *o,
-                            const rb_deadline *own, rb_error *err);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * A lock request's options, checked before anything is sent (kept apart
- * from rb_lock.c, which holds the acquire, renew and release paths).
+ * from rb_lock_acquire.c and rb_lock.c, which make and hold a request).
  */
 #include "fmacros.h"
 

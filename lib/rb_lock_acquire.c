@@ -1,17 +1,20 @@
 /*
- * Waiting for a lock's grant (rb_lock.c's overview says how a grant is
- * made and counted): the acquire call, then blocking slices on this
- * waiter's wake list, each followed by the acquire call again; a grant
- * popped is taken as it stands or confirmed first; an id in use by
- * another process is waited out up to its lease.
+ * A lock request and the wait for its grant (rb_lock.c's overview says
+ * how a grant is made and counted): the acquire call, then blocking
+ * slices on this waiter's wake list, each followed by the acquire call
+ * again; a grant popped is taken as it stands or confirmed first; an id
+ * in use by another process is waited out up to its lease.
  */
 #include "fmacros.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rb_lock.h"
 
+#define RB_LOCK_DEFAULT_LEASE_MS 10000
+#define RB_LOCK_DEFAULT_TTL_S 86400
 /* A grant pushed to a waiter holds on the server only this long (or the
  * lease, if shorter) until the grantee confirms it with a renewal
  * (lua/includes/lock.lua's LOCK_CONFIRM_MS): a waiter killed in line
@@ -187,7 +190,7 @@ static int busy_id(rb_lock *l, const rb_lock_reply *lr, long long sent,
     return RB_OK;
 }
 
-int rb_lock__wait_for_grant(rb_lock *l, const rb_lock_opts *o,
+static int wait_for_grant(rb_lock *l, const rb_lock_opts *o,
                           const rb_deadline *own, rb_error *err)
 {
     long long started = rb_now_ms();
@@ -285,4 +288,61 @@ int rb_lock__wait_for_grant(rb_lock *l, const rb_lock_opts *o,
             return rb_lock__leave(l, rc);
         }
     }
+}
+
+int rb_lock_acquire(rb_lock **out, rb_conn *c, const rb_lock_opts *o,
+                    rb_error *err)
+{
+    rb_error local;
+    rb_lock *l;
+    rb_deadline own, reach;
+    char part[RB_NAME_MAX + 8];
+    long long started = rb_now_ms();
+    int rc;
+
+    if (err == NULL)
+        err = &local;
+    *out = NULL;
+    if ((rc = rb_lock__check_opts(o, err)) != RB_OK)
+        return rc;
+    if ((l = calloc(1, sizeof(*l))) == NULL)
+        return rb_error__set(err, RB_ENOMEM, "out of memory");
+    l->c = c;
+    snprintf(l->name, sizeof(l->name), "%s", o->name);
+    snprintf(l->id, sizeof(l->id), "%s", o->id);
+    if (o->version >= 2) {
+        l->shared = o->shared != 0;
+        l->nonblock = o->nonblock != 0;
+    }
+    if (o->version >= 3)
+        l->early_grant = o->early_grant != 0;
+    rb_random_hex(l->nonce, 16);
+    l->lease_ms = o->lease_ms > 0 ? o->lease_ms : RB_LOCK_DEFAULT_LEASE_MS;
+    snprintf(l->lease_text, sizeof(l->lease_text), "%lld", l->lease_ms);
+    snprintf(l->ttl_text, sizeof(l->ttl_text), "%lld",
+             o->ttl_ms > 0 ? (o->ttl_ms + 999) / 1000
+                           : (long long)RB_LOCK_DEFAULT_TTL_S);
+    snprintf(part, sizeof(part), "wake:%s", o->id);
+    if ((rc = rb_key__lock(l->base, sizeof(l->base), o->prefix, o->name,
+                           err)) != RB_OK ||
+        (rc = rb_keeper__init(&l->keeper, o->prefix, l->base, err)) !=
+            RB_OK ||
+        (rc = rb_key__lock_part(l->wake, sizeof(l->wake), l->base, part,
+                                err)) != RB_OK) {
+        free(l);
+        return rc;
+    }
+    own = rb_deadline__until(o->timeout_ms > 0 ? started + o->timeout_ms : 0);
+
+    /* Connecting may be cut by a signal: nothing is queued yet. */
+    reach = rb_conn__reach(c, own.until_ms);
+    rc = rb_conn__connect(c, &reach, err);
+    if (rc == RB_OK)
+        rc = wait_for_grant(l, o, &own, err);
+    if (rc != RB_OK) {
+        free(l);
+        return rc;
+    }
+    *out = l;
+    return RB_OK;
 }
