@@ -73,7 +73,10 @@ run() {
 	shift 3
 	rm -rf "$r_dir"
 	mkdir -p "$r_dir"
-	cp "$here/$r_model.pml" "$r_dir/"
+	# the model and the parts it includes (job_faults.pml for job)
+	for f in "$here/$r_model.pml" "$here/${r_model}"_*.pml; do
+		if [ -f "$f" ]; then cp "$f" "$r_dir/"; fi
+	done
 	(
 		cd "$r_dir"
 		spin -a "$@" "$r_model.pml" >spin.out 2>&1 || { cat spin.out; exit 2; }
