@@ -359,7 +359,8 @@ static int run(rb_conn *c, int argc, const char **argv, const size_t *lens,
             c->last = idx;
             if (a == RB_ANSWER_DONE)
                 return RB_OK;
-            at.failure = a == RB_ANSWER_ACKS ? RB_FAILED_ACKS : RB_FAILED_REPLY;
+            at.failure =
+                a == RB_ANSWER_ACKS ? RB_FAILED_ACKS : RB_FAILED_REPLY;
             at.reply = kind;
             call->reply_err = kind;
         }

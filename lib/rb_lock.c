@@ -12,12 +12,13 @@
  * renewal, which makes it the full lease, before it is used (or, for an
  * early_grant caller, just after its work started within the 2 s): a
  * waiter killed in line holds a free slot up 2 s, not a whole lease. The
- * next in line is nudged (an element of no acquire's nonce: it looks again), so
- * its slice ends just after that short deadline. With a lease of 2 s or
- * less the pop alone is the grant, unless read with less than a third of
- * the lease left by its count. A slice ends at a third of the lease, or
- * just after the holders' earliest lease deadline, whichever is sooner: a
- * dead holder's slot is granted within about a tick of its lease.
+ * next in line is nudged (an element of no acquire's nonce: it looks
+ * again), so its slice ends just after that short deadline. With a lease
+ * of 2 s or less the pop alone is the grant, unless read with less than a
+ * third of the lease left by its count. A slice ends at a third of the
+ * lease, or just after the holders' earliest lease deadline, whichever is
+ * sooner: a dead holder's slot is granted within about a tick of its
+ * lease.
  *
  * The holder keeps its own clock: its lease runs from the sending of the
  * last call that answered it holds (a renewal, or the acquire call that

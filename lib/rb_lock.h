@@ -2,10 +2,12 @@
 #define RB_LOCK_H
 
 /*
- * Decoders of the lock scripts' replies (lua/lock-*.lua): pure functions
- * from a hiredis reply to a struct, unit-tested with hostile replies built
- * by redisReader. A reply of a shape the scripts never send gives
- * RB_EPROTO; strings point into the reply.
+ * The lock's private header. First the decoders of the lock scripts'
+ * replies (lua/lock-*.lua): pure functions from a hiredis reply to a
+ * struct, unit-tested with hostile replies built by redisReader. A reply
+ * of a shape the scripts never send gives RB_EPROTO; strings point into
+ * the reply. Then the lock object and the calls that rb_lock.c and
+ * rb_lock_acquire.c share.
  */
 
 #include <stddef.h>

@@ -6,13 +6,17 @@
  * layer (private to them):
  *
  *   rb_conn.c      the handle, and the one resend loop (connecting too)
+ *   rb_conn_exchange.c  one attempt: the commands of one write (ASKING,
+ *                  the call, its then, the acknowledged write and WAIT)
+ *                  and what their replies came to
  *   rb_cluster.c   the cluster router: the slot map, MOVED and ASK
  *   rb_sentinel.c  the sentinel router: the master the sentinels name
  *   rb_router.c    what the routers share: the handle's nodes, the single
  *                  server router, and the decision rules (pure)
  *
- * Calls go one way only: rb_conn.c -> the routers -> rb_router.c ->
- * rb_node.c -> rb_stream.c / rb_tls.c, and all of them -> rb_deadline.c.
+ * Calls go one way only: rb_conn.c -> rb_conn_exchange.c and the routers
+ * -> rb_router.c -> rb_node.c -> rb_stream.c / rb_tls.c, and all of them
+ * -> rb_deadline.c.
  */
 
 #include "rb_internal.h"

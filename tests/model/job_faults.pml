@@ -2,8 +2,8 @@
  * The world's moves on a job, for job.pml (which includes this file after
  * its Member): a second runner with a held id (DUPS), the loss of the
  * job's state (LOSSES), and a new run of the name after that loss or
- * after the job ended broken or stopped (RERUNS). Each checks, as it
- * runs CMD, that no other copy of that member's CMD runs.
+ * after the job ended broken or stopped (RERUNS). Dup and Rerun check, as
+ * each runs CMD, that no other copy of that member's CMD runs.
  */
 
 /* a second runner started with member 0's id (another nonce) while the
