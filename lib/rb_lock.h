@@ -62,6 +62,7 @@ int rb_lock__check_opts(const rb_lock_opts *o, rb_error *err);
 /* Leaving the queue after a timeout or a signal gets this long: the slot
  * granted meanwhile must be passed on, not held until its lease ends. */
 #define RB_LOCK_LEAVE_MS 2000
+
 struct rb_lock {
     rb_conn *c;
     char name[RB_NAME_MAX + 1];
