@@ -300,8 +300,11 @@ void cli_signals__restore(void)
         sa.sa_handler = ignored_at_start[i] ? SIG_IGN : SIG_DFL;
         sigaction(restored_signals[i], &sa, NULL);
     }
+    /* And the others we catch: a child born sharing our memory must run
+     * no handler of ours once its mask is back. */
     sa.sa_handler = SIG_DFL;
     sigaction(SIGCHLD, &sa, NULL);
+    sigaction(SIGCONT, &sa, NULL);
     sigprocmask(SIG_SETMASK, &mask_at_start, NULL);
 }
 

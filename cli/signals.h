@@ -7,7 +7,8 @@
 /* Take SIGCHLD (once, before the first child): its pipe is cli_child_fd. */
 int cli_signals__watch_children(void);
 
-/* In a child before exec: the dispositions and mask found at start. */
+/* In a child before exec: the dispositions and mask found at start.
+ * System calls only: safe in a child that shares our memory. */
 void cli_signals__restore(void);
 
 /* In a forked child: the parent's pipes and caught signals are not ours. */

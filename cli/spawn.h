@@ -78,10 +78,12 @@ typedef struct cli_proc_opts {
     int own_group;          /* the child leads a process group of its own,
                                and every signal goes to that group */
     int exec_error_fails;   /* 1: an exec failure fails cli_proc_start
-                               with its errno; 0: the child says why on
-                               stderr and exits 126 or 127, as sh does */
-    const char *const *env; /* "NAME=value" strings to set in the child,
-                               NULL-terminated; NULL: none */
+                               with its errno; 0: the child exits 126 or
+                               127, as sh does, and why is said on
+                               stderr */
+    const char *const *env; /* "NAME=value" strings to set in the child
+                               (putenv's rule), NULL-terminated; NULL:
+                               none */
     long long kill_after_ms;/* cli_proc_stop: SIGKILL this long after the
                                first signal; 0: 10s */
     const char *join_cgroup;/* a cgroup v2 directory the child joins
@@ -90,13 +92,6 @@ typedef struct cli_proc_opts {
                                born in (clone3); the start fails, errno
                                ENOSYS, E2BIG or EINVAL where the kernel
                                cannot do that; -1: none */
-    /* Called in the child just before its exec, with door_arg: it waits
-     * there for the order to go on and returns the environment to add
-     * ("NAME=value", NULL-terminated), or does not return. So a command
-     * can be forked ahead of the moment it may run (supervise.h). NULL:
-     * none. */
-    const char *const *(*door)(void *arg);
-    void *door_arg;
 } cli_proc_opts;
 
 #define CLI_PROC_OPTS_INIT { .stdout_fd = -1, .cgroup_fd = -1 }
@@ -112,8 +107,10 @@ typedef struct cli_proc {
 
 #define CLI_PROC_INIT { 0, 0, 0, 0, NULL }
 
-/* Start a child as o says. 0, or -1 with errno (fork failed, or exec
- * failed with exec_error_fails). p must stay where it is until reaped. */
+/* Start a child as o says: a child that only execs shares our memory
+ * until its exec (as posix_spawn's does), one that calls fn is forked.
+ * 0, or -1 with errno (the birth failed, or exec failed with
+ * exec_error_fails). p must stay where it is until reaped. */
 int cli_proc_start(cli_proc *p, const cli_proc_opts *o);
 
 /* Sleep until p ends (1, p->status set), timeout_ms passes (0; < 0:

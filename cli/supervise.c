@@ -112,24 +112,28 @@ static int make_progress_file(cli_sup *s)
     return 0;
 }
 
-/* The door's 'G' for a command that may start until kill_at, with its
- * environment after it: each "NAME=value" with its NUL, ours
- * (RBARRIER_PROGRESS) last; one buffer, one write, one wake-up of the
- * command. NULL when it is too big to hand on (CLI_SUP_ENV_MAX). */
+/* The watchdog's first deadline ('D') and the go ('G') for a command
+ * that may start until kill_at, with its environment after them: each
+ * "NAME=value" with its NUL, ours (RBARRIER_PROGRESS) last; one buffer,
+ * one write, one wake-up of the watchdog. NULL when it is too big to
+ * hand on (CLI_SUP_ENV_MAX). */
 static char *go_message(const cli_sup *s, const char *const *env,
-                        long long kill_at, size_t *len)
+                        long long kill_at, long long term_at, size_t *len)
 {
     size_t n = strlen(s->progress_env) + 1, i;
-    cli_sup_msg go;
+    cli_sup_msg head[2];
     char *block, *at;
 
     for (i = 0; env && env[i]; i++)
         n += strlen(env[i]) + 1;
-    if (n > CLI_SUP_ENV_MAX || (block = malloc(sizeof(go) + n)) == NULL)
+    if (n > CLI_SUP_ENV_MAX || (block = malloc(sizeof(head) + n)) == NULL)
         return NULL;
-    cli_sup_msg_set(&go, 'G', (long long)n, kill_at);
-    memcpy(block, &go, sizeof(go));
-    at = block + sizeof(go);
+    /* The deadline first: the watchdog holds it before the command can
+     * run. */
+    cli_sup_msg_set(&head[0], 'D', kill_at, term_at);
+    cli_sup_msg_set(&head[1], 'G', (long long)n, kill_at);
+    memcpy(block, head, sizeof(head));
+    at = block + sizeof(head);
     for (i = 0; env && env[i]; i++) {
         size_t one = strlen(env[i]) + 1;
 
@@ -137,29 +141,29 @@ static char *go_message(const cli_sup *s, const char *const *env,
         at += one;
     }
     memcpy(at, s->progress_env, strlen(s->progress_env) + 1);
-    *len = sizeof(go) + n;
+    *len = sizeof(head) + n;
     return block;
 }
 
-/* The watchdog's orders and reports, and the command's door. */
-static void close_pipes(int pipes[3][2])
+/* The watchdog's orders and its reports. */
+static void close_pipes(int pipes[2][2])
 {
     int i;
 
-    for (i = 0; i < 3; i++)
+    for (i = 0; i < 2; i++)
         if (pipes[i][0] >= 0) {
             close(pipes[i][0]);
             close(pipes[i][1]);
         }
 }
 
-static int open_pipes(int pipes[3][2])
+static int open_pipes(int pipes[2][2])
 {
     int i;
 
-    for (i = 0; i < 3; i++)
+    for (i = 0; i < 2; i++)
         pipes[i][0] = pipes[i][1] = -1;
-    for (i = 0; i < 3; i++)
+    for (i = 0; i < 2; i++)
         if (cli_pipe_cloexec(pipes[i]) != 0) {
             int e = errno;
 
@@ -174,10 +178,10 @@ int cli_sup_arm(cli_sup *s, const cli_sup_opts *o, rb_error *err)
 {
     cli_watchdog_args w;
     cli_proc_opts wo = CLI_PROC_OPTS_INIT;
-    int pipes[3][2];
+    int pipes[2][2];
 
     memset(s, 0, sizeof(*s));
-    s->ctl = s->news = s->door = -1;
+    s->ctl = s->news = -1;
     s->lease_ms = o->lease_ms > 0 ? o->lease_ms : 10000;
     s->kill_after_ms = o->kill_after_ms > 0 ? o->kill_after_ms
                                             : DEFAULT_KILL_AFTER_MS;
@@ -202,8 +206,6 @@ int cli_sup_arm(cli_sup *s, const cli_sup_opts *o, rb_error *err)
     w.ctl_peer = pipes[0][1];
     w.news = pipes[1][1];
     w.news_peer = pipes[1][0];
-    w.door = pipes[2][0];
-    w.door_peer = pipes[2][1];
     wo.fn = cli_watchdog_main;
     wo.arg = &w;
     /* Should the watchdog die first, the command's orphans (those that
@@ -220,10 +222,8 @@ int cli_sup_arm(cli_sup *s, const cli_sup_opts *o, rb_error *err)
     }
     close(w.ctl);
     close(w.news);
-    close(w.door);
     s->ctl = w.ctl_peer;
     s->news = w.news_peer;
-    s->door = w.door_peer;
     fcntl(s->news, F_SETFL, O_NONBLOCK);
     s->started = 1;
     return RB_OK;
@@ -237,7 +237,7 @@ int cli_sup_go(cli_sup *s, const cli_sup_opts *o, rb_error *err)
     size_t len = 0;
     ssize_t got;
     char *block;
-    int opened;
+    int sent;
 
     if (!s->started || s->cmd_pid > 0)
         return cli_error(err, "the supervisor is not armed");
@@ -257,19 +257,14 @@ int cli_sup_go(cli_sup *s, const cli_sup_opts *o, rb_error *err)
     s->file_mtime_ns = mtime_ns(s->progress_file, &s->file_size);
     s->progress_ms = cli_now_ms();
     deadline_points(s, s->held_until_ms, &kill_at, &term_at);
-    if ((block = go_message(s, o->env, kill_at, &len)) == NULL) {
+    if ((block = go_message(s, o->env, kill_at, term_at, &len)) == NULL) {
         cli_sup_stop(s, SIGKILL);
         return cli_error(err, "the command's environment is too big");
     }
-    /* The deadline first: the watchdog holds it before the command can
-     * run. */
-    order(s, 'D', kill_at, term_at);
-    opened = cli_write_all(s->door, block, len) == 0;
+    sent = cli_write_all(s->ctl, block, len) == 0;
     free(block);
-    close(s->door);
-    s->door = -1;
-    /* The watchdog's first word, sent when it forked the command: its
-     * pid, or why it could not. */
+    /* The watchdog's first word, once the command is born: its pid, or
+     * why it could not be. */
     pf.fd = s->news;
     pf.events = POLLIN;
     do {
@@ -279,13 +274,18 @@ int cli_sup_go(cli_sup *s, const cli_sup_opts *o, rb_error *err)
             errno = ETIMEDOUT;   /* a silent watchdog: not retried */
         got = ready > 0 ? read(s->news, &m, sizeof(m)) : -1;
     } while (got < 0 && errno == EINTR);
+    if (got == (ssize_t)sizeof(m) && m.op == 'P' && m.a == -ETIMEDOUT) {
+        cli_sup_stop(s, SIGKILL);
+        return cli_error(err, "the lease ran out before the command "
+                         "could start (was this runner stopped?)");
+    }
     if (got == (ssize_t)sizeof(m) && m.op == 'P' && m.a < 0) {
         cli_sup_stop(s, SIGKILL);
         return cli_error(err, "cannot start the command: %s",
                          strerror((int)-m.a));
     }
-    if (got != (ssize_t)sizeof(m) || m.op != 'P' || m.a == 0 || !opened) {
-        /* Its end, or the command's (gone from its door with it). */
+    if (got != (ssize_t)sizeof(m) || m.op != 'P' || m.a == 0 || !sent) {
+        /* Its end. */
         cli_sup_stop(s, SIGKILL);
         return cli_error(err, "cannot start the command: its watchdog is "
                          "gone");
@@ -504,13 +504,6 @@ int cli_sup_stop_tree(cli_sup *s, int sig)
         return s->status;
     if (sig == 0)
         sig = SIGTERM;
-    /* A command still at its door never starts: the door's end ends it,
-     * also one that joins its cgroup only now (spawn.c's join_cgroup),
-     * where the cgroup's signal would miss it. */
-    if (s->door >= 0) {
-        close(s->door);
-        s->door = -1;
-    }
     /* The grace ends with the right's deadline: past it another holder
      * may run. A command never started gets none. */
     until = cli_now_ms() + (s->cmd_pid > 0 ? s->kill_after_ms : 0);

@@ -6,7 +6,7 @@
  * job's membership) starts, is held, is stopped and is judged here.
  *
  *   runner ── pipe ──> watchdog ──> command (own group; own cgroup v2
- *      └──── door ───────────────────────^    where one can be made)
+ *          <── pipe ──                         where one can be made)
  *
  * The runner holds the right (it speaks to Redis); the watchdog holds the
  * deadline. After each acknowledged renewal the runner tells the watchdog
@@ -63,7 +63,6 @@ typedef struct cli_sup {
     cli_proc watchdog;
     int ctl;                  /* orders to the watchdog (write end) */
     int news;                 /* the watchdog's reports (read end) */
-    int door;                 /* the command's go (write end), till then */
     pid_t cmd_pid;
     int started, ended, lost, expired, frozen;
     int gone;                 /* the watchdog said the tree is gone */
@@ -87,10 +86,11 @@ int cli_sup_start(cli_sup *s, const cli_sup_opts *o, rb_error *err);
 
 /* Start the watchdog, before the right is asked for (o's argv,
  * shell_cmd, stdout_fd, kill_after_ms, lease_ms, stall_after_ms and
- * progress_file count): it makes the command's cgroup and forks the
- * command, which waits at its door before its exec, so that once the
- * right is held the command starts with one message from the runner, the
- * forks and the cgroup already paid while the right was awaited. An armed
+ * progress_file count): it makes the command's cgroup and waits for the
+ * go, so that once the right is held the command starts with one message
+ * from the runner, the watchdog's fork and the cgroup already paid while
+ * the right was awaited; the command is born sharing the watchdog's
+ * memory until its exec (spawn.h), which costs no copy of it. An armed
  * supervisor that never goes is ended by cli_sup_stop (or by the
  * runner's exit). RB_OK, or an rb_code with err filled. */
 int cli_sup_arm(cli_sup *s, const cli_sup_opts *o, rb_error *err);
@@ -154,8 +154,7 @@ const char *cli_sup_how(const cli_sup *s);
 /* The watchdog's side (watchdog.c). */
 typedef struct cli_watchdog_args {
     int ctl, news;            /* its ends */
-    int door;                 /* the read end of the command's door */
-    int ctl_peer, news_peer, door_peer;  /* the runner's ends, closed in it */
+    int ctl_peer, news_peer;  /* the runner's ends, closed in it */
     cli_proc_opts cmd;
     const char *progress_path;  /* removed when the tree is gone, also
                                    after a runner killed with -9 */
@@ -180,15 +179,16 @@ void cli_sup_msg_set(cli_sup_msg *m, char op, long long a, long long b);
 int cli_sup_send_all(int fd, const cli_sup_msg *m, size_t n);
 int cli_sup_send(int fd, char op, long long a, long long b);
 
-/* Orders: 'D' the right's kill point a and SIGTERM point b;
- * 'S' send signal a to the tree (SIGCONT to the stopped); 'F' freeze,
- * 'T' thaw; 'Q' end what is left and exit. Reports: 'P' the command's
- * pid a (forked, waiting at its door), cgroup b (1) or not, or -errno;
- * 'X' the command's status a, b = 1 when the deadline ended it; 'Z' the
- * tree is frozen; 'E' the tree is gone (with the 'X' when the command
- * left nothing behind, else as the watchdog leaves). On the command's
- * door, from the runner once the right is held: 'G', a = the length of
- * its environment, which follows ("NAME=value" strings with their NULs),
- * b = the right's kill point, after which it does not start. */
+/* Orders: 'D' the right's kill point a and SIGTERM point b; 'G' (once
+ * the right is held, after the first 'D') start the command, a = the
+ * length of its environment, which follows ("NAME=value" strings with
+ * their NULs), b = the right's kill point, after which it does not
+ * start; 'S' send signal a to the tree (SIGCONT to the stopped); 'F'
+ * freeze, 'T' thaw; 'Q' end what is left and exit. Reports: 'P' the
+ * command's pid a, once born, cgroup b (1) or not, or -errno (-ETIMEDOUT:
+ * the go came after its kill point); 'X' the command's status a, b = 1
+ * when the deadline ended it; 'Z' the tree is frozen; 'E' the tree is
+ * gone (with the 'X' when the command left nothing behind, else as the
+ * watchdog leaves). */
 
 #endif

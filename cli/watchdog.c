@@ -221,53 +221,57 @@ static void finish(const cli_watchdog_args *w, tree *t, int sig,
 }
 
 
-/* In the command's own process, before its exec (spawn.h's door). The
- * command is forked as soon as we are, while the runner still waits for
- * the right, and waits here for the runner's 'G' on the door: so once
- * the right is held the start costs the runner one write and the
- * command a wake-up, not a hop through us and a fork. The 'G' carries
- * the right's kill point (b) and the length of the environment (a),
- * which follows: "NAME=value" strings, each with its NUL. The runner's
- * death or its giving up (EOF) ends it unstarted. */
-static const char *const *door_wait(void *arg)
-{
-    cli_watchdog_args *w = arg;
-    const char **env;
-    cli_sup_msg m;
-    size_t n, i, at;
-    char *block;
-
-    /* Our parent's pipes: the runner must see the watchdog's end, not
-     * ours, and ours is near. */
-    close(w->ctl);
-    close(w->news);
-    if (cli_read_all(w->door, &m, sizeof(m)) != 0 || m.op != 'G' ||
-        m.a < 0 || m.a > CLI_SUP_ENV_MAX)
-        _exit(127);
-    n = (size_t)m.a;
-    if ((block = malloc(n + 1)) == NULL || cli_read_all(w->door, block, n) != 0)
-        _exit(127);
-    close(w->door);
-    block[n] = '\0';
-    for (i = 0, at = 0; at < n; at += strlen(block + at) + 1)
-        i++;
-    if ((env = calloc(i + 1, sizeof(*env))) == NULL)
-        _exit(127);
-    for (i = 0, at = 0; at < n; at += strlen(block + at) + 1)
-        env[i++] = block + at;
-    /* The right's kill point passed before the order came (the runner
-     * was stopped between its check and its write): the command never
-     * starts, ended as the watchdog would have ended it. */
-    if (cli_now_ms() >= m.b)
-        raise(SIGKILL);
-    return env;
-}
-
 /* The right's points: SIGTERM to the tree, then SIGKILL (the runner's
  * 'D'). */
 typedef struct deadline {
     long long term_at, kill_at;
 } deadline;
+
+/* The command's environment, from the go: "NAME=value" strings, each
+ * with its NUL, in block. */
+typedef struct go {
+    long long kill_at;   /* the right's kill point: no start after it */
+    char *block;
+    const char **env;    /* NULL-terminated, into block */
+} go;
+
+/* Before the right is held: wait for the runner's go ('G', after its
+ * first 'D'), taking its orders as they come. The go carries the right's
+ * kill point (b) and the length of the command's environment (a), which
+ * follows. Only then is the command born: it shares our memory until its
+ * exec, so it cannot wait anywhere itself. The runner's giving up ('Q')
+ * or death (EOF) before that leaves nothing to end. */
+static void wait_for_go(cli_watchdog_args *w, tree *t, deadline *d, go *g)
+{
+    cli_sup_msg m;
+    size_t n, i, at;
+
+    for (;;) {
+        if (cli_read_all(w->ctl, &m, sizeof(m)) != 0 || m.op == 'Q')
+            finish(w, t, SIGKILL, 0, d->kill_at);
+        if (m.op == 'G')
+            break;
+        if (m.op == 'D') {
+            d->kill_at = m.a;
+            d->term_at = m.b;
+        }
+        /* other orders need a command */
+    }
+    if (m.a < 0 || m.a > CLI_SUP_ENV_MAX)
+        finish(w, t, SIGKILL, 0, d->kill_at);
+    n = (size_t)m.a;
+    g->kill_at = m.b;
+    if ((g->block = malloc(n + 1)) == NULL ||
+        cli_read_all(w->ctl, g->block, n) != 0)
+        finish(w, t, SIGKILL, 0, d->kill_at);
+    g->block[n] = '\0';
+    for (i = 0, at = 0; at < n; at += strlen(g->block + at) + 1)
+        i++;
+    if ((g->env = calloc(i + 1, sizeof(*g->env))) == NULL)
+        finish(w, t, SIGKILL, 0, d->kill_at);
+    for (i = 0, at = 0; at < n; at += strlen(g->block + at) + 1)
+        g->env[i++] = g->block + at;
+}
 
 /* Carry out every order the runner has sent so far; 1 with its 'Q' in
  * quit when it asked us to end (carried out by the caller once the
@@ -319,31 +323,39 @@ void cli_watchdog_main(void *arg)
     cli_watchdog_args *w = arg;
     cli_proc cmd = CLI_PROC_INIT;
     /* No deadline before the runner's first 'D', which comes before its
-     * 'G': till then the command waits at its door. */
+     * 'G': till then there is no command. */
     deadline d = { NO_DEADLINE, NO_DEADLINE };
     int termed = 0, killed = 0, said_exit = 0;
     tree t;
+    go g;
     size_t i;
 
     close(w->ctl_peer);
     close(w->news_peer);
-    close(w->door_peer);
     setpgid(0, 0);
     for (i = 0; i < sizeof(deaf_to) / sizeof(deaf_to[0]); i++)
         signal(deaf_to[i], SIG_IGN);
     memset(&t, 0, sizeof(t));
     cgroup_make(&t);
+    wait_for_go(w, &t, &d, &g);
+    /* The right's kill point passed before the go came (the runner was
+     * stopped between its check and its write): the command never
+     * starts. */
+    if (cli_now_ms() >= g.kill_at) {
+        report(w->news, 'P', -ETIMEDOUT, 0);
+        finish(w, &t, SIGKILL, 0, 0);
+    }
     /* If we die (kill -9 of the watchdog alone) the command's leader goes
      * with us; the runner ends the rest of its group. */
     w->cmd.parent_death_signal = SIGKILL;
     w->cmd.own_group = 1;
-    w->cmd.door = door_wait;
-    w->cmd.door_arg = w;
+    w->cmd.env = g.env;
     if (start_cmd(w, &t, &cmd) != 0) {
         report(w->news, 'P', -errno, 0);
         finish(w, &t, SIGKILL, 0, 0);
     }
-    close(w->door);
+    free(g.env);
+    free(g.block);
     report(w->news, 'P', cmd.pid, t.cgroup[0] != '\0');
     fcntl(w->ctl, F_SETFL, O_NONBLOCK);
     for (;;) {
@@ -357,8 +369,7 @@ void cli_watchdog_main(void *arg)
         cli_reap();
         now = cli_now_ms();
         if (!said_exit && cmd.pid == 0) {
-            /* Past the kill point it ended as we would have ended it (or
-             * was refused at its door). */
+            /* Past the kill point it ended as we would have ended it. */
             cli_sup_msg said[2];
             size_t n = 0;
 

@@ -7,12 +7,12 @@
  * lost), may be stopped for ever (SIGSTOP, a partition) or killed; only
  * the watchdog, which speaks no Redis, holds the deadline it was fed.
  *
- * The start: the command is forked before the right is held and waits at
- * its door; once granted, the runner sends the watchdog the first
- * deadline ('D') and then the command its go, which carries the right's
- * kill point. Either may be delayed (the runner stopped or killed before
- * or between them, the command slow to read its go): the command starts
- * only if the kill point has not passed when it reads the go.
+ * The start: the watchdog is forked before the right is held and waits
+ * for the go; once granted, the runner sends it the first deadline ('D')
+ * and then the go ('G'), which carries the right's kill point. Either may
+ * be delayed (the runner stopped or killed before or between them, the
+ * watchdog slow to read the go): the watchdog starts the command only if
+ * the kill point has not passed when it reads the go.
  *
  * What is checked: the command is never running when B is granted (no two
  * holders, not even for a moment), and the watchdog is never fed a
@@ -37,8 +37,8 @@
  * MUT_SUP_NO_WATCHDOG (only the runner stops the command: a stopped runner
  * never does), MUT_SUP_GO_BEFORE_DEADLINE (the go is sent before the
  * watchdog's first deadline: a runner stopped between the two leaves a
- * command that nothing stops), MUT_SUP_DOOR_NO_DEADLINE (the command
- * starts on a go it reads after the kill point).
+ * command that nothing stops), MUT_SUP_GO_NO_DEADLINE (the command
+ * starts on a go read after the kill point).
  */
 
 #define L 4      /* the lease, in ticks */
@@ -54,11 +54,12 @@
 byte now = 0;
 byte srv_until = L;     /* A's lease by the server (granted at 0) */
 bool granted_b = false;
-bool cmd_running = false;  /* forked, waiting at its door */
+bool cmd_running = false;  /* not born before its go */
 byte fed = NONE;        /* what the watchdog was told: A holds until fed */
-bool go_sent = false;   /* the runner's go, on the command's door */
+bool go_sent = false;   /* the runner's go, to the watchdog */
 byte go_kill_at;        /* the kill point the go carries */
-bool door_read = false; /* the command read its go (and ran, or not) */
+bool go_read = false;   /* the watchdog read the go (and started the
+                           command, or not) */
 bool runner_dead = false;
 bool runner_stopped = false;
 
@@ -119,13 +120,14 @@ active proctype server()
 	od
 }
 
-/* The command at its door: it reads its go whenever it gets the CPU. */
-active proctype command()
+/* The watchdog before the start: it reads the go whenever it gets the
+ * CPU, and only then is the command born. */
+active proctype birth()
 {
 	do
-	:: atomic { go_sent && !door_read ->
-		door_read = true;
-#ifdef MUT_SUP_DOOR_NO_DEADLINE
+	:: atomic { go_sent && !go_read ->
+		go_read = true;
+#ifdef MUT_SUP_GO_NO_DEADLINE
 		cmd_running = true
 #else
 		if
