@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -332,6 +333,8 @@ void cli_watchdog_main(void *arg)
 
     close(w->ctl_peer);
     close(w->news_peer);
+    /* In top and ps -o comm an operator tells us from our runner. */
+    prctl(PR_SET_NAME, "rbarrier-wd");
     setpgid(0, 0);
     for (i = 0; i < sizeof(deaf_to) / sizeof(deaf_to[0]); i++)
         signal(deaf_to[i], SIG_IGN);
