@@ -496,7 +496,8 @@ int cmd_lock(int argc, char **argv)
         o.payload = &line;
     }
     /* CMD's watchdog is forked while the lock is awaited: the hand-off
-     * to CMD is then one message, not a fork and a cgroup. Not for one
+     * to CMD is then one message and a birth that copies nothing, not a
+     * fork and a cgroup. Not for one
      * attempt (-n), which a busy lock ends at once: hold() starts it. */
     sup_opts(&so, &o, cmd, &a);
     if (!o.nonblock && cli_sup_arm(&sup, &so, &err) != RB_OK) {

@@ -56,7 +56,7 @@ typedef struct birth {
     int report;         /* its exec's errno goes here (-1: fn children) */
 } birth;
 
-/* execvp and putenv take non-const pointers they do not write through. */
+/* execve and execvpe take non-const pointers they do not write through. */
 static char *const *unconst_v(const char *const *v)
 {
     union { const char *const *c; char *const *m; } u;
@@ -154,7 +154,7 @@ static char **env_with(const char *const *add)
     size_t n, m, i, k = 0;
     char **env;
 
-    for (n = 0; environ[n]; n++)
+    for (n = 0; environ && environ[n]; n++)
         ;
     for (m = 0; add && add[m]; m++)
         ;
@@ -173,6 +173,36 @@ static char **env_with(const char *const *add)
 
 /* ---- the parent's side ---- */
 
+/* Whether clone3 may be called here: a seccomp filter (a container's
+ * profile, systemd's SystemCallFilter) refuses it with ENOSYS or EPERM,
+ * and valgrind knows it not. Asked once: a clone3 the kernel takes fails
+ * with EINVAL on empty arguments, before anything is made. */
+static int clone3_usable(void)
+{
+#if defined(SYS_clone3)
+    static int usable = -1;
+
+    if (usable < 0) {
+        int e = errno;
+
+        usable = syscall(SYS_clone3, NULL, (size_t)0) < 0 && errno == EINVAL;
+        errno = e;
+    }
+    return usable;
+#else
+    return 0;
+#endif
+}
+
+int cli_proc_cgroup_births(void)
+{
+#if defined(CLONE_INTO_CGROUP)
+    return clone3_usable();
+#else
+    return 0;
+#endif
+}
+
 /* fork(), the child born in the cgroup of the open directory cgroup_fd
  * (clone3 with CLONE_INTO_CGROUP, Linux 5.7): a move into a cgroup takes
  * the kernel's cgroup lock for writing, which waits for an RCU grace
@@ -185,6 +215,10 @@ static pid_t fork_into_cgroup(int cgroup_fd)
 #if defined(SYS_clone3) && defined(CLONE_INTO_CGROUP)
     struct clone_args a;
 
+    if (!clone3_usable()) {
+        errno = ENOSYS;
+        return -1;
+    }
     memset(&a, 0, sizeof(a));
     a.flags = CLONE_INTO_CGROUP;
     a.exit_signal = SIGCHLD;
@@ -203,16 +237,17 @@ static pid_t fork_into_cgroup(int cgroup_fd)
  * machine slow to make processes (doc/PERFORMANCE.md). clone3, so that
  * it can be born in a cgroup too, on a stack of its own: nothing of ours
  * is written while we wait, suspended, for its exec. Only where the
- * trampoline below exists, and not under a sanitizer (its runtime does
- * not know the stack); elsewhere, and where the kernel or a filter
- * refuses clone3 (ENOSYS: valgrind, an old kernel, a seccomp filter),
- * fork(). */
+ * trampoline below exists, and not under a sanitizer (its runtime knows
+ * neither the stack nor a second process in our memory); elsewhere, and
+ * where clone3 is refused (clone3_usable), fork(). */
 #if defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer) || __has_feature(hwaddress_sanitizer)
 #define RB_SANITIZED 1
 #endif
 #endif
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || \
+    defined(__SANITIZE_HWADDRESS__)
 #define RB_SANITIZED 1
 #endif
 
@@ -254,31 +289,43 @@ static int child_entry(void *arg)
     return 127;
 }
 
-/* What the child's stack must hold: its own frames, execvpe's copy of a
- * path (PATH's length and the name's) and of argv for a script without
- * "#!". */
-static size_t birth_stack_size(const cli_proc_opts *o)
+/* What the child's stack must hold: its own frames, the dynamic linker's
+ * on a first call through the PLT, execvpe's copy of a path (PATH's
+ * length and the name's) and of argv for a script without "#!"; and a
+ * guard page below, so that an overflow faults instead of writing into
+ * another mapping of ours. */
+static size_t birth_stack_size(const cli_proc_opts *o, size_t page)
 {
     const char *path = getenv("PATH");
-    size_t n = 64 * 1024, argc = 0, page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t n = 64 * 1024, argc = 0;
 
     while (o->argv && o->argv[argc])
         argc++;
     n += (argc + 3) * sizeof(char *) + (path ? strlen(path) : 0) +
          (o->argv ? strlen(o->argv[0]) : 0);
-    return (n + page - 1) / page * page;
+    return (n + page - 1) / page * page + page;
 }
 
 static pid_t birth_sharing_memory(birth *b)
 {
     struct clone_args a;
-    size_t size = birth_stack_size(b->o);
-    void *stack = mmap(NULL, size, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE),
+           size = birth_stack_size(b->o, page);
+    void *stack;
     long pid;
 
+    if (!clone3_usable()) {
+        errno = ENOSYS;
+        return -1;
+    }
+    stack = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     if (stack == MAP_FAILED)
         return -1;
+    if (mprotect(stack, page, PROT_NONE) != 0) {
+        munmap(stack, size);
+        return -1;
+    }
     memset(&a, 0, sizeof(a));
     a.flags = CLONE_VM | CLONE_VFORK;
     a.exit_signal = SIGCHLD;
@@ -423,7 +470,8 @@ int cli_proc_start(cli_proc *p, const cli_proc_opts *o)
     track(p);
     if (report[0] < 0)
         return 0;
-    /* Born sharing our memory, it has exec'd or failed by now: no wait. */
+    /* Born sharing our memory, it has exec'd or failed by now; a forked
+     * one is waited for until its exec. */
     do
         got = read(report[0], &child_errno, sizeof(child_errno));
     while (got < 0 && errno == EINTR);

@@ -68,7 +68,7 @@ int cli_read_all(int fd, void *buf, size_t len);
 
 typedef struct cli_proc_opts {
     const char *shell_cmd;  /* run /bin/sh -c -- shell_cmd; or */
-    const char *const *argv;/* execvp(argv[0], argv); or */
+    const char *const *argv;/* execvpe(argv[0], argv, ...); or */
     void (*fn)(void *arg);  /* call fn(arg) in the child (must not return) */
     void *arg;
     int stdout_fd;          /* -1: inherit */
@@ -83,7 +83,8 @@ typedef struct cli_proc_opts {
                                stderr */
     const char *const *env; /* "NAME=value" strings to set in the child
                                (putenv's rule), NULL-terminated; NULL:
-                               none */
+                               none. The command is looked for on our
+                               own PATH, not on one set here */
     long long kill_after_ms;/* cli_proc_stop: SIGKILL this long after the
                                first signal; 0: 10s */
     const char *join_cgroup;/* a cgroup v2 directory the child joins
@@ -131,6 +132,11 @@ void cli_proc_signal(cli_proc *p, int sig);
  * background grandchild) the same way. Returns p->status. Takes a p
  * already reaped (then only its group is cleaned up). */
 int cli_proc_stop(cli_proc *p, int sig);
+
+/* 1 when a child can be born in a cgroup here (cgroup_fd): clone3 is
+ * neither missing nor refused by a filter. A kernel before 5.7 has clone3
+ * but still refuses the cgroup, at the birth. */
+int cli_proc_cgroup_births(void);
 
 /* Reap every child that has ended, without waiting. */
 void cli_reap(void);

@@ -30,7 +30,7 @@
 #include "spawn.h"
 
 typedef struct cli_sup_opts {
-    const char *const *argv;  /* execvp(argv[0], argv); or */
+    const char *const *argv;  /* execvpe(argv[0], argv, ...); or */
     const char *shell_cmd;    /* /bin/sh -c -- shell_cmd */
     const char *const *env;   /* "NAME=value", NULL-terminated; may be NULL */
     int stdout_fd;            /* -1: inherit */
@@ -90,7 +90,10 @@ int cli_sup_start(cli_sup *s, const cli_sup_opts *o, rb_error *err);
  * go, so that once the right is held the command starts with one message
  * from the runner, the watchdog's fork and the cgroup already paid while
  * the right was awaited; the command is born sharing the watchdog's
- * memory until its exec (spawn.h), which costs no copy of it. An armed
+ * memory until its exec (spawn.h), which costs no copy of it (the
+ * watchdog is suspended meanwhile, even by an exec that hangs on a dead
+ * file system: nothing of the command runs until then, and the deadline
+ * is acted on once it is done). An armed
  * supervisor that never goes is ended by cli_sup_stop (or by the
  * runner's exit). RB_OK, or an rb_code with err filled. */
 int cli_sup_arm(cli_sup *s, const cli_sup_opts *o, rb_error *err);

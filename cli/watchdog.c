@@ -38,6 +38,7 @@ typedef struct tree {
     int frozen;
     int join;           /* the command joins the cgroup, not born there */
     int said_gone;      /* the runner has its 'E' (nothing can come back) */
+    int cgroup_fd;      /* the cgroup, open for the command's birth; -1 */
 } tree;
 
 /* A cgroup of the command's own, unless RBARRIER_SUPERVISE=subreaper
@@ -50,44 +51,68 @@ static void cgroup_make(tree *t)
     const char *force = getenv("RBARRIER_SUPERVISE");
 
     t->cgroup[0] = '\0';
+    t->cgroup_fd = -1;
     if (force && strcmp(force, "subreaper") == 0)
         return;
     t->join = force && strcmp(force, "join") == 0;
     cli_cgroup_make(t->cgroup, sizeof(t->cgroup));
 }
 
-/* Start the command in the tree's cgroup: born there, which costs the
- * cgroup's creation alone. A move into a cgroup waits for an RCU grace
- * period (spawn.c): the three moves a start used to make (ours in and
- * back, as a proof, and the command's) cost a `lock -- true` up to 15 ms
- * when commands came apart. Where the kernel cannot start a process in a
- * cgroup, the command moves before its exec, once we have proved (moving
- * ourselves) that it may; where the cgroup takes no process, the command
- * runs without one, under the walk. */
-static int start_cmd(cli_watchdog_args *w, tree *t, cli_proc *cmd)
+/* How the command will enter the tree's cgroup, settled while the right
+ * is awaited: born there (clone3 with CLONE_INTO_CGROUP), which costs
+ * the cgroup's creation alone. A move into a cgroup waits for an RCU
+ * grace period (spawn.c): the three moves a start used to make (ours in
+ * and back, as a proof, and the command's) cost a `lock -- true` up to
+ * 15 ms when commands came apart. Where the kernel cannot start a process
+ * in a cgroup, or a filter refuses clone3, the command moves before its
+ * exec, once we have proved (moving ourselves) that it may; where the
+ * cgroup takes no process, the command runs without one, under the
+ * walk. */
+static void cgroup_settle(cli_watchdog_args *w, tree *t)
 {
-    int fd, rc, e;
-
     if (t->cgroup[0] == '\0')
-        return cli_proc_start(cmd, &w->cmd);
-    if (!t->join &&
-        (fd = open(t->cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-        w->cmd.cgroup_fd = fd;
-        rc = cli_proc_start(cmd, &w->cmd);
-        e = errno;
-        w->cmd.cgroup_fd = -1;
-        close(fd);
-        if (rc == 0)
-            return 0;
-    } else {
-        e = ENOSYS;
-    }
-    if ((e == ENOSYS || e == E2BIG || e == EINVAL) &&
-        cli_cgroup_prove(t->cgroup) == 0) {
+        return;
+    if (!t->join && cli_proc_cgroup_births() &&
+        (t->cgroup_fd = open(t->cgroup, O_RDONLY | O_DIRECTORY |
+                                        O_CLOEXEC)) >= 0)
+        return;
+    if (cli_cgroup_prove(t->cgroup) == 0) {
         w->cmd.join_cgroup = t->cgroup;
     } else {
         rmdir(t->cgroup);
         t->cgroup[0] = '\0';
+    }
+}
+
+/* Start the command as settled, once the go came (by kill_at). A kernel
+ * before 5.7 refuses the birth in a cgroup only now: then the settling
+ * moves come after the go, and the kill point is looked at again after
+ * them (ETIMEDOUT: it passed meanwhile). */
+static int start_cmd(cli_watchdog_args *w, tree *t, cli_proc *cmd,
+                     long long kill_at)
+{
+    int rc, e;
+
+    if (t->cgroup_fd < 0)
+        return cli_proc_start(cmd, &w->cmd);
+    w->cmd.cgroup_fd = t->cgroup_fd;
+    rc = cli_proc_start(cmd, &w->cmd);
+    e = errno;
+    w->cmd.cgroup_fd = -1;
+    close(t->cgroup_fd);
+    t->cgroup_fd = -1;
+    if (rc == 0)
+        return 0;
+    if (e != E2BIG && e != EINVAL) {
+        rmdir(t->cgroup);
+        t->cgroup[0] = '\0';
+    } else {
+        t->join = 1;
+        cgroup_settle(w, t);
+    }
+    if (cli_now_ms() >= kill_at) {
+        errno = ETIMEDOUT;
+        return -1;
     }
     return cli_proc_start(cmd, &w->cmd);
 }
@@ -340,6 +365,7 @@ void cli_watchdog_main(void *arg)
         signal(deaf_to[i], SIG_IGN);
     memset(&t, 0, sizeof(t));
     cgroup_make(&t);
+    cgroup_settle(w, &t);
     wait_for_go(w, &t, &d, &g);
     /* The right's kill point passed before the go came (the runner was
      * stopped between its check and its write): the command never
@@ -353,10 +379,11 @@ void cli_watchdog_main(void *arg)
     w->cmd.parent_death_signal = SIGKILL;
     w->cmd.own_group = 1;
     w->cmd.env = g.env;
-    if (start_cmd(w, &t, &cmd) != 0) {
+    if (start_cmd(w, &t, &cmd, g.kill_at) != 0) {
         report(w->news, 'P', -errno, 0);
         finish(w, &t, SIGKILL, 0, 0);
     }
+    w->cmd.env = NULL;
     free(g.env);
     free(g.block);
     report(w->news, 'P', cmd.pid, t.cgroup[0] != '\0');

@@ -195,19 +195,24 @@ await "$name.h" 15
 # list; the grant counts only 2 s on the server until the woken waiter
 # confirms it with one renewal. Scripts run in the window: the holder's
 # release, w's confirmation and w's release (leases of 30 s: no slice ends
-# and no renewal falls due in it).
+# and no renewal falls due in it). w's command runs until the confirmation
+# is in: a command that ended first would need none.
 name=$(fresh ho)
 script_calls() { rcli INFO commandstats | tr -d '\r' |
     awk -F'[:=,]' '/^cmdstat_eval(sha)?:/ { n += $3 } END { print n + 0 }'; }
+_calls_reach() { [ "$(script_calls)" -ge "$1" ]; }
 spawn "$name.h" $RBARRIER lock --name "$name" --id h --lease 30 -- sh -c "$(hold_until "$T/$name.go")"
 wait_until 20 _holding_is "$name" 1 || not_ok "hand-off: the holder holds"
 spawn "$name.w" $RBARRIER lock --name "$name" --id w --lease 30 --timeout 60 -- \
-    sh -c "echo \$RBARRIER_LOCK_TOKEN > '$T/$name.wtok'"
+    sh -c "echo \$RBARRIER_LOCK_TOKEN > '$T/$name.wtok'; $(hold_until "$T/$name.wgo")"
 wait_until 20 _queued_is "$name" 1 || not_ok "hand-off: w waits"
 htok=$(rcli GET "$(lkey "$name" token)")
 before=$(script_calls)
 touch "$T/$name.go"
-await "$name.h" 15; await "$name.w" 15
+await "$name.h" 15
+wait_until 20 _calls_reach $((before + 2)) || not_ok "hand-off: w confirms its grant"
+touch "$T/$name.wgo"
+await "$name.w" 15
 after=$(script_calls)
 expect_eq "hand-off: both ran their commands" "0 0" "$(code_of "$name.h") $(code_of "$name.w")"
 expect_eq "... the waiter's token is the next one" $((htok + 1)) "$(cat "$T/$name.wtok")"

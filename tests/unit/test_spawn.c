@@ -1,6 +1,7 @@
 /* The process runner (cli/spawn.c) on real processes, no network: exit
  * statuses as sh and timeout(1) give them, exec failures, signals to the
- * whole group, kill-after, and ignored-at-start signals kept ignored. */
+ * whole group, kill-after, ignored-at-start signals kept ignored, the
+ * command's environment, and a start where a filter refuses clone3. */
 #include "fmacros.h"
 
 #include <errno.h>
@@ -11,8 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 
 #include <cmocka.h>
 
@@ -154,7 +160,90 @@ static void test_spawn_ignored_signal_kept(void **state)
                                "esac; exit 1"), 0);
 }
 
-int main(void)
+/* The command's environment is ours with env's entries in place, as
+ * putenv would leave it (the last of a name wins, "NAME" alone removes
+ * it), made for the child alone: ours is as it was. */
+static void test_spawn_environment(void **state)
+{
+    const char *env[] = { "RB_T_A=1", "RB_T_GONE", "RB_T_A=2", "RB_T_NEW=x",
+                          NULL };
+    cli_proc_opts o = CLI_PROC_OPTS_INIT;
+    cli_proc p = CLI_PROC_INIT;
+
+    (void)state;
+    setenv("RB_T_GONE", "y", 1);
+    unsetenv("RB_T_A");
+    /* What the shell was given, not what it made of it. */
+    o.shell_cmd = "e=$(tr '\\0' '\\n' < /proc/$$/environ); "
+                  "[ \"$(echo \"$e\" | grep -c '^RB_T_A=')\" = 1 ] && "
+                  "[ \"$RB_T_A\" = 2 ] && [ -z \"${RB_T_GONE+x}\" ] && "
+                  "[ \"$RB_T_NEW\" = x ] && [ -n \"$PATH\" ]";
+    o.env = env;
+    assert_int_equal(cli_proc_start(&p, &o), 0);
+    assert_int_equal(cli_proc_wait(&p, 20000), 1);
+    assert_int_equal(p.status, 0);
+    assert_null(getenv("RB_T_A"));
+    assert_string_equal(getenv("RB_T_GONE"), "y");
+    unsetenv("RB_T_GONE");
+}
+
+/* Run as `test_spawn --clone3-refused ERRNO`: clone3 answers ERRNO (as a
+ * container's seccomp profile makes it), and a command starts all the
+ * same. A process of its own, since the runner asks once per process
+ * whether clone3 may be used. Exits 0 when the command ran and ended 3. */
+static int clone3_refused(int refusal)
+{
+#ifdef __NR_clone3
+    struct sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)refusal),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = { sizeof(filter) / sizeof(filter[0]), filter };
+    cli_proc_opts o = CLI_PROC_OPTS_INIT;
+    cli_proc p = CLI_PROC_INIT;
+
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0)
+        return 2;
+    if (syscall(__NR_clone3, NULL, (size_t)0) != -1 || errno != refusal)
+        return 2;   /* the filter is not in place */
+    cli_signals_init();
+    o.shell_cmd = "exit 3";
+    o.own_group = 1;
+    if (cli_proc_start(&p, &o) != 0 || cli_proc_wait(&p, 20000) != 1)
+        return 1;
+    return p.status == 3 ? 0 : 1;
+#else
+    (void)refusal;
+    return 0;
+#endif
+}
+
+static void test_spawn_clone3_refused(void **state)
+{
+    int refusals[] = { ENOSYS, EPERM }, i, st;
+    char arg[16];
+    pid_t pid;
+
+    (void)state;
+    for (i = 0; i < 2; i++) {
+        snprintf(arg, sizeof(arg), "%d", refusals[i]);
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            execl("/proc/self/exe", "test_spawn", "--clone3-refused", arg,
+                  (char *)NULL);
+            _exit(2);
+        }
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 0);
+    }
+}
+
+int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spawn_statuses),
@@ -162,7 +251,12 @@ int main(void)
         cmocka_unit_test(test_spawn_wait_times_out),
         cmocka_unit_test(test_spawn_kill_after_group),
         cmocka_unit_test(test_spawn_ignored_signal_kept),
+        cmocka_unit_test(test_spawn_environment),
+        cmocka_unit_test(test_spawn_clone3_refused),
     };
+
+    if (argc == 3 && strcmp(argv[1], "--clone3-refused") == 0)
+        return clone3_refused(atoi(argv[2]));
 
     /* Ignored before the runner records the start state, as nohup does. */
     signal(SIGHUP, SIG_IGN);
