@@ -115,7 +115,8 @@ $(BUILD)/rbarrier-fault: $(FCLI_OBJ) $(BUILD)/librbarrier-fault.a
 # the process runner, the history view).
 CLI_PURE_OBJ := $(BUILD)/obj/cli/opts.o $(BUILD)/obj/cli/json.o \
                 $(BUILD)/obj/cli/demo_line.o $(BUILD)/obj/cli/reduce.o \
-                $(BUILD)/obj/cli/spawn.o $(BUILD)/obj/cli/signals.o \
+                $(BUILD)/obj/cli/spawn.o $(BUILD)/obj/cli/birth.o \
+                $(BUILD)/obj/cli/signals.o \
                 $(BUILD)/obj/cli/history.o $(BUILD)/obj/cli/history_jobs.o
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/librbarrier.a $(CLI_PURE_OBJ)
 	@mkdir -p $(dir $@)

@@ -36,7 +36,7 @@ int cli_cgroup_make(char *out, size_t len);
 
 /* Move the caller into cgroup and back home: 0 when both moves worked.
  * Each move of a process between cgroups waits for an RCU grace period
- * (spawn.c), so this is the fallback, not the way. */
+ * (birth.c), so this is the fallback, not the way. */
 int cli_cgroup_prove(const char *cgroup);
 
 

@@ -1,10 +1,10 @@
 #ifndef RB_CLI_SPAWN_H
 #define RB_CLI_SPAWN_H
 
-/* The one process runner (spawn.c): every process rbarrier starts (a
- * --once or run command, the demo's workers, the demo's private server
- * and its guard) starts, is signalled and is reaped here; nothing else in
- * cli/ calls fork, kill or waitpid.
+/* The one process runner (spawn.c, birth.c, signals.c): every process
+ * rbarrier starts (a --once or run command, the demo's workers, the
+ * demo's private server and its guard) starts, is signalled and is reaped
+ * here; nothing else in cli/ calls fork, kill or waitpid.
  *
  * Signals are data: SIGINT, SIGTERM and SIGHUP are recorded by a handler
  * that only writes a byte to a pipe (the library polls that pipe as its

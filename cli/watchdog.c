@@ -61,7 +61,7 @@ static void cgroup_make(tree *t)
 /* How the command will enter the tree's cgroup, settled while the right
  * is awaited: born there (clone3 with CLONE_INTO_CGROUP), which costs
  * the cgroup's creation alone. A move into a cgroup waits for an RCU
- * grace period (spawn.c): the three moves a start used to make (ours in
+ * grace period (birth.c): the three moves a start used to make (ours in
  * and back, as a proof, and the command's) cost a `lock -- true` up to
  * 15 ms when commands came apart. Where the kernel cannot start a process
  * in a cgroup, or a filter refuses clone3, the command moves before its

@@ -1,7 +1,8 @@
-/* The process runner (cli/spawn.c) on real processes, no network: exit
- * statuses as sh and timeout(1) give them, exec failures, signals to the
- * whole group, kill-after, ignored-at-start signals kept ignored, the
- * command's environment, and a start where a filter refuses clone3. */
+/* The process runner (cli/spawn.c, cli/birth.c) on real processes, no
+ * network: exit statuses as sh and timeout(1) give them, exec failures,
+ * signals to the whole group, kill-after, ignored-at-start signals kept
+ * ignored, the command's environment, and a start where a filter refuses
+ * clone3. */
 #include "fmacros.h"
 
 #include <errno.h>
