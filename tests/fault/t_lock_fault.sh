@@ -141,14 +141,18 @@ expect_match "... saying its place is gone" "place is gone" "$(err_of "$name.w")
 # of its 4 s: lease/3, the holder's deadline being later), so that the
 # grant lands inside that slice and is read from the wake list, not found
 # by a later acquire call.
-_blocked_idle() { rcli CLIENT LIST | tr -d '\r' | grep ' flags=[A-Za-z]*b' | sed -n 's/.* idle=\([0-9]*\) .*/\1/p'; }
-_blocked_idle_in() { local i; i=$(_blocked_idle); [ -n "$i" ] && [ "$i" -ge "$1" ] && [ "$i" -le "$2" ]; }
+# _blocked_idle_in NAME ID MIN MAX: the waiter ID of lock NAME is blocked,
+# idle MIN..MAX s. Its connection only (by its client name): the server is
+# shared, and another test's blocked client would read as this one's.
+_blocked_idle() { rcli CLIENT LIST | tr -d '\r' | grep -F " name=rbarrier:lock:$1:$2 " |
+    grep ' flags=[A-Za-z]*b' | sed -n 's/.* idle=\([0-9]*\) .*/\1/p'; }
+_blocked_idle_in() { local i; i=$(_blocked_idle "$1" "$2"); [ -n "$i" ] && [ "$i" -ge "$3" ] && [ "$i" -le "$4" ]; }
 name=$(fresh lw)
 spawn "$name.h" $RBARRIER lock --name "$name" --id h --lease 60 -- sh -c "while [ ! -e '$T/$name.go' ]; do sleep 0.02; done"
 wait_until 20 _holding_is "$name" 1 || not_ok "late grant: the holder holds"
 spawn "$name.w" $RBARRIER lock --name "$name" --id w --lease 12 --timeout 60 -- touch "$T/$name.w-ran"
 wait_until 20 _queued_is "$name" 1 || not_ok "late grant: w waits"
-wait_until 20 _blocked_idle_in 0 0 || not_ok "late grant: w has just begun a slice on its wake list"
+wait_until 30 _blocked_idle_in "$name" w 0 0 || not_ok "late grant: w has just begun a slice on its wake list"
 kill -STOP "$(pid_of "$name.w")"
 touch "$T/$name.go"
 await "$name.h" 20
@@ -179,7 +183,7 @@ wait_until 20 _holding_is "$name" 1 || not_ok "late grant honoured: the holder h
 spawn "$name.w" $RBARRIER lock --name "$name" --id w --lease 30 --timeout 120 --verbose -- \
     sh -c "echo \$RBARRIER_LOCK_TOKEN > '$T/$name.wtok'; while [ ! -e '$T/$name.done' ]; do sleep 0.02; done"
 wait_until 20 _queued_is "$name" 1 || not_ok "late grant honoured: w waits"
-wait_until 20 _blocked_idle_in 0 0 || not_ok "late grant honoured: w has just begun a slice"
+wait_until 30 _blocked_idle_in "$name" w 0 0 || not_ok "late grant honoured: w has just begun a slice"
 kill -STOP "$(pid_of "$name.w")"
 # The time itself is the condition: w's clock must pass a second.
 sleep 1.2
