@@ -143,7 +143,7 @@ char **cli_birth__env(const char *const *add)
  * with EINVAL on empty arguments, before anything is made. */
 static int clone3_usable(void)
 {
-#if defined(SYS_clone3)
+#if defined(SYS_clone3) && defined(CLONE_INTO_CGROUP)
     static int usable = -1;
 
     if (usable < 0) {
@@ -160,11 +160,7 @@ static int clone3_usable(void)
 
 int cli_proc_cgroup_births(void)
 {
-#if defined(CLONE_INTO_CGROUP)
     return clone3_usable();
-#else
-    return 0;
-#endif
 }
 
 /* fork(), the child born in the cgroup of the open directory cgroup_fd

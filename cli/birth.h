@@ -33,6 +33,6 @@ char **cli_birth__env(const char *const *add);
 pid_t cli_birth__start(cli_birth *b);
 
 /* The child, from its birth to its exec (or o->fn). Does not return. */
-void cli_birth__child(const cli_birth *b);
+void cli_birth__child(const cli_birth *b) __attribute__((noreturn));
 
 #endif

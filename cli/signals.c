@@ -301,8 +301,8 @@ void cli_signals__restore(void)
         sigaction(restored_signals[i], &sa, NULL);
     }
     /* And the others we catch: a child born sharing our memory must run
-     * no handler of ours once its mask is back. (Every handler of ours
-     * is installed in this file: each one's signal is reset here.) */
+     * no handler of ours once its mask is back. (Every signal we catch,
+     * here or in nproc.c, is reset above or here.) */
     sa.sa_handler = SIG_DFL;
     sigaction(SIGCHLD, &sa, NULL);
     sigaction(SIGCONT, &sa, NULL);

@@ -1,8 +1,8 @@
 #ifndef RB_CLI_SIGNALS_H
 #define RB_CLI_SIGNALS_H
 
-/* Between the signal half (signals.c) and the process half (spawn.c) of
- * the process runner; the public side of both is spawn.h. */
+/* Between the signal half (signals.c) and the process half (spawn.c,
+ * birth.c) of the process runner; the public side of both is spawn.h. */
 
 /* Take SIGCHLD (once, before the first child): its pipe is cli_child_fd. */
 int cli_signals__watch_children(void);

@@ -2,9 +2,11 @@
 #define RB_CLI_SPAWN_H
 
 /* The one process runner (spawn.c, birth.c, signals.c): every process
- * rbarrier starts (a --once or run command, the demo's workers, the
- * demo's private server and its guard) starts, is signalled and is reaped
- * here; nothing else in cli/ calls fork, kill or waitpid.
+ * rbarrier starts (a supervised command and its watchdog, the demo's
+ * workers, the demo's private server and its guard) starts, is signalled
+ * and is reaped here. Outside it only --nproc-per-node's parent
+ * (nproc.c) forks its runners, and the supervisor's tree (watchdog.c,
+ * proctree.c, supervise.c) signals and reaps what it finds below it.
  *
  * Signals are data: SIGINT, SIGTERM and SIGHUP are recorded by a handler
  * that only writes a byte to a pipe (the library polls that pipe as its
@@ -134,8 +136,8 @@ void cli_proc_signal(cli_proc *p, int sig);
 int cli_proc_stop(cli_proc *p, int sig);
 
 /* 1 when a child can be born in a cgroup here (cgroup_fd): clone3 is
- * neither missing nor refused by a filter. A kernel before 5.7 has clone3
- * but still refuses the cgroup, at the birth. */
+ * neither missing nor refused by a filter. A kernel of 5.3 to 5.6 has
+ * clone3 but still refuses the cgroup, at the birth. */
 int cli_proc_cgroup_births(void);
 
 /* Reap every child that has ended, without waiting. */

@@ -103,7 +103,7 @@ static int start_cmd(cli_watchdog_args *w, tree *t, cli_proc *cmd,
     t->cgroup_fd = -1;
     if (rc == 0)
         return 0;
-    if (e != E2BIG && e != EINVAL) {
+    if (e != E2BIG && e != EINVAL && e != ENOSYS) {
         rmdir(t->cgroup);
         t->cgroup[0] = '\0';
     } else {
