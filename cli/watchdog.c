@@ -85,7 +85,7 @@ static void cgroup_settle(cli_watchdog_args *w, tree *t)
 }
 
 /* Start the command as settled, once the go came (by kill_at). A kernel
- * before 5.7 refuses the birth in a cgroup only now: then the settling
+ * of 5.3 to 5.6 refuses the birth in a cgroup only now: then the settling
  * moves come after the go, and the kill point is looked at again after
  * them (ETIMEDOUT: it passed meanwhile). */
 static int start_cmd(cli_watchdog_args *w, tree *t, cli_proc *cmd,
